@@ -1,0 +1,131 @@
+//! `warden bench`: latency percentiles and throughput of Warden's hot paths on
+//! this machine, measured call by call (criterion reports means and medians;
+//! an operator wants the p99 too). Build with `--release` to measure.
+
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::json;
+
+use crate::config::Config;
+use crate::pipeline::Warden;
+use crate::request::{Caller, ToolCall};
+
+/// One measured scenario.
+#[derive(Clone, Debug, Serialize)]
+pub struct Measurement {
+    pub scenario: String,
+    pub threads: usize,
+    pub calls: usize,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub mean_us: f64,
+    /// Calls per second over all threads.
+    pub throughput: f64,
+}
+
+/// Runs `op` `calls` times on each of `threads` threads after a warm-up, timing
+/// every call.
+pub fn measure(
+    scenario: &str,
+    threads: usize,
+    calls: usize,
+    op: &(dyn Fn() + Sync),
+) -> Measurement {
+    for _ in 0..(calls / 10).max(10) {
+        op();
+    }
+    let started = Instant::now();
+    let mut samples: Vec<Duration> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut local = Vec::with_capacity(calls);
+                    for _ in 0..calls {
+                        let t = Instant::now();
+                        op();
+                        local.push(t.elapsed());
+                    }
+                    local
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("benchmark thread"))
+            .collect()
+    });
+    let wall = started.elapsed();
+    samples.sort_unstable();
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    let at = |q: f64| us(samples[((samples.len() as f64 * q) as usize).min(samples.len() - 1)]);
+    Measurement {
+        scenario: scenario.to_string(),
+        threads,
+        calls: samples.len(),
+        p50_us: at(0.50),
+        p99_us: at(0.99),
+        mean_us: samples.iter().map(|d| us(*d)).sum::<f64>() / samples.len() as f64,
+        throughput: samples.len() as f64 / wall.as_secs_f64(),
+    }
+}
+
+/// The markdown table row for a measurement.
+pub fn markdown_row(m: &Measurement) -> String {
+    format!(
+        "| {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.0} |",
+        m.scenario, m.threads, m.calls, m.p50_us, m.p99_us, m.mean_us, m.throughput
+    )
+}
+
+pub const MARKDOWN_HEADER: &str = "| scenario | threads | calls | p50 µs | p99 µs | mean µs | calls/s |\n|---|---|---|---|---|---|---|";
+
+fn allowlist_config(instance: &str) -> Config {
+    let yaml = format!(
+        "guardrails:\n  providers:\n    - name: allowlist\n      wasm: \"builtin:allowlist\"\n      instance: {instance}\n      config: {{allowed_tools: [bash, read_file, write_file, web_search], denied_tools: [rm]}}\n"
+    );
+    Config::parse(&yaml, "<bench>", ".".into()).expect("bench config")
+}
+
+/// A named scenario: what it measures and how.
+pub struct Scenario {
+    pub name: &'static str,
+    pub about: &'static str,
+    pub run: fn(calls: usize) -> anyhow::Result<Vec<Measurement>>,
+}
+
+/// Every scenario `warden bench` knows.
+pub const SCENARIOS: &[Scenario] = &[Scenario {
+    name: "allowlist",
+    about: "one evaluate through the allowlist provider: warm pool (1 and 2 threads) and a fresh instance per call",
+    run: allowlist,
+}];
+
+fn allowlist(calls: usize) -> anyhow::Result<Vec<Measurement>> {
+    let call = ToolCall::new("bash", json!({"command": "git status"}));
+    let warm = Warden::new(&allowlist_config("warm"))?;
+    let fresh = Warden::new(&allowlist_config("fresh"))?;
+    let judge = |w: &Warden| {
+        let e = w.evaluate(&call, Caller::Agent).expect("decision");
+        assert!(e.allow, "the benchmark call must be allowed: {e:?}");
+    };
+    Ok(vec![
+        measure("allowlist, warm instance", 1, calls, &|| judge(&warm)),
+        measure("allowlist, warm instance", 2, calls, &|| judge(&warm)),
+        measure("allowlist, fresh instance per call", 1, calls / 4, &|| {
+            judge(&fresh)
+        }),
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_come_from_the_sorted_samples() {
+        let m = measure("noop", 1, 200, &|| std::hint::black_box(()));
+        assert_eq!(m.calls, 200);
+        assert!(m.p50_us <= m.p99_us);
+    }
+}

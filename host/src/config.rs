@@ -1,0 +1,429 @@
+//! The operator's configuration: one YAML file, parsed strictly. An unknown key,
+//! a wrong type or a value out of range is refused with the file, the key's path
+//! in the file (`guardrails.providers[0].limits.fuel`) and, where known, the line.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The embedded default configuration: the shipped providers on sensible settings.
+pub const DEFAULT_CONFIG: &str = include_str!("../../examples/warden.yaml");
+
+/// The data directory when the configuration names none.
+pub const DEFAULT_DATA_DIR: &str = ".warden";
+
+/// The whole configuration file.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub guardrails: Guardrails,
+    /// Where Warden keeps its state (approval store, caches, logs); relative to
+    /// this file. Default: `.warden` in the working directory.
+    #[serde(default)]
+    pub data_dir: Option<PathBuf>,
+    /// Where relative paths in this file are resolved: the file's directory.
+    #[serde(skip)]
+    pub base_dir: PathBuf,
+    /// The file this was read from, for messages (`<embedded>` for the default).
+    #[serde(skip)]
+    pub source: String,
+}
+
+/// The `guardrails:` block, close to DeerFlow's.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Guardrails {
+    /// When false, no provider runs (the native core still does).
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// What a provider failure means when the provider sets no `on_error`:
+    /// true (the default) denies, false allows with the error in the reasons.
+    #[serde(default = "yes")]
+    pub fail_closed: bool,
+    /// As in DeerFlow: the passport (agent) id that calls are attributed to.
+    #[serde(default)]
+    pub passport: Option<String>,
+    /// The providers, run in this order.
+    #[serde(default)]
+    pub providers: Vec<ProviderSpec>,
+}
+
+impl Default for Guardrails {
+    fn default() -> Self {
+        Guardrails {
+            enabled: true,
+            fail_closed: true,
+            passport: None,
+            providers: Vec::new(),
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// One provider: a component, its pin, its configuration and its limits.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderSpec {
+    /// A unique name, used in reasons, metrics and the audit log.
+    pub name: String,
+    /// `builtin:<name>` for a shipped provider, or a path to a `.wasm` component
+    /// (relative to this file).
+    pub wasm: String,
+    /// The component's expected SHA-256 (hex). When set, any other bytes are refused.
+    #[serde(default)]
+    pub sha256: Option<String>,
+    /// Passed to the provider's `configure` as JSON.
+    #[serde(default = "empty_object")]
+    pub config: Value,
+    #[serde(default)]
+    pub limits: Limits,
+    /// What this provider's failures mean: `deny` or `allow` (fail open, for
+    /// advisory providers only). Absent: as `guardrails.fail_closed` says.
+    #[serde(default)]
+    pub on_error: Option<OnError>,
+    /// `warm` (default): instances are configured once and reused.
+    /// `fresh`: a new instance for every call, nothing carries over between calls.
+    #[serde(default)]
+    pub instance: InstanceMode,
+}
+
+fn empty_object() -> Value {
+    Value::Object(Default::default())
+}
+
+/// What a provider's failure becomes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnError {
+    Deny,
+    Allow,
+}
+
+/// How instances are reused between calls.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InstanceMode {
+    #[default]
+    Warm,
+    Fresh,
+}
+
+/// Per-provider sandbox limits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    /// Wall-clock time for one call (and for `configure`), including the wait
+    /// for a free instance.
+    pub timeout_ms: u64,
+    /// WebAssembly fuel (roughly, instructions) for one call.
+    pub fuel: u64,
+    /// The most linear memory one instance may have.
+    pub memory_mb: u64,
+    /// The largest request (tool name, arguments and attribution) the provider is given.
+    pub max_input_bytes: usize,
+    /// The largest decision the provider may return.
+    pub max_output_bytes: usize,
+    /// The most instances alive at once; a call waits for one at most `timeout_ms`.
+    pub pool_size: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            timeout_ms: 100,
+            fuel: 100_000_000,
+            memory_mb: 64,
+            max_input_bytes: 256 * 1024,
+            max_output_bytes: 64 * 1024,
+            pool_size: 4,
+        }
+    }
+}
+
+/// Why a configuration was refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{file}: {key}: {message}{location}")]
+    Invalid {
+        file: String,
+        /// The key's path in the file, such as `guardrails.providers[0].limits`.
+        key: String,
+        message: String,
+        location: Location,
+    },
+}
+
+/// Where in the file, when the parser knows.
+#[derive(Debug, Default)]
+pub struct Location(pub Option<(usize, usize)>);
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some((line, column)) => write!(f, " (line {line}, column {column})"),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Config {
+    /// Reads and validates a configuration file.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        let base_dir = path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."));
+        Config::parse(&text, &path.display().to_string(), base_dir)
+    }
+
+    /// The embedded default configuration (shipped providers only).
+    pub fn embedded() -> Config {
+        Config::parse(DEFAULT_CONFIG, "<embedded>", PathBuf::from("."))
+            .expect("the embedded default configuration is valid")
+    }
+
+    /// Parses and validates configuration text; `file` names it in errors and
+    /// `base_dir` anchors its relative paths.
+    pub fn parse(text: &str, file: &str, base_dir: PathBuf) -> Result<Config, ConfigError> {
+        let deserializer = serde_norway::Deserializer::from_str(text);
+        let mut config: Config = serde_path_to_error::deserialize(deserializer).map_err(|err| {
+            let key = display_path(err.path());
+            let inner = err.into_inner();
+            let location = Location(inner.location().map(|l| (l.line(), l.column())));
+            ConfigError::Invalid {
+                file: file.to_string(),
+                key,
+                message: strip_location(&inner.to_string()),
+                location,
+            }
+        })?;
+        config.base_dir = base_dir;
+        config.source = file.to_string();
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// The data directory, resolved.
+    pub fn data_dir(&self) -> PathBuf {
+        match &self.data_dir {
+            Some(dir) => self.base_dir.join(dir),
+            None => PathBuf::from(DEFAULT_DATA_DIR),
+        }
+    }
+
+    fn invalid(&self, key: String, message: impl Into<String>) -> ConfigError {
+        ConfigError::Invalid {
+            file: self.source.clone(),
+            key,
+            message: message.into(),
+            location: Location(None),
+        }
+    }
+
+    /// Checks what the types alone cannot: names, pins and ranges.
+    fn validate(&self) -> Result<(), ConfigError> {
+        let mut names = std::collections::HashSet::new();
+        for (i, p) in self.guardrails.providers.iter().enumerate() {
+            let at = |field: &str| format!("guardrails.providers[{i}].{field}");
+            let name_ok = !p.name.is_empty()
+                && p.name.len() <= 64
+                && p.name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.');
+            if !name_ok {
+                return Err(self.invalid(
+                    at("name"),
+                    format!(
+                        "'{}' is not a valid provider name (1-64 characters: letters, digits, '-', '_', '.')",
+                        p.name
+                    ),
+                ));
+            }
+            if !names.insert(p.name.as_str()) {
+                return Err(self.invalid(
+                    at("name"),
+                    format!("provider name '{}' is used twice", p.name),
+                ));
+            }
+            if p.wasm.trim().is_empty() {
+                return Err(self.invalid(at("wasm"), "must name a component"));
+            }
+            if let Some(pin) = &p.sha256 {
+                let hex = pin.strip_prefix("sha256:").unwrap_or(pin);
+                if hex.len() != 64 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+                    return Err(self.invalid(
+                        at("sha256"),
+                        format!("'{pin}' is not a SHA-256 digest (64 hex digits)"),
+                    ));
+                }
+            }
+            if !p.config.is_object() {
+                return Err(self.invalid(at("config"), "must be a mapping"));
+            }
+            p.limits.check().map_err(|(field, message)| {
+                self.invalid(at(&format!("limits.{field}")), message)
+            })?;
+        }
+        Ok(())
+    }
+}
+
+impl Limits {
+    /// Ranges that keep a provider both useful and contained.
+    fn check(&self) -> Result<(), (&'static str, String)> {
+        let range = |field: &'static str, value: u64, lo: u64, hi: u64| {
+            if value < lo || value > hi {
+                Err((field, format!("{value} is out of range {lo}..={hi}")))
+            } else {
+                Ok(())
+            }
+        };
+        range("timeout_ms", self.timeout_ms, 1, 60_000)?;
+        range("fuel", self.fuel, 1_000, 1 << 50)?;
+        range("memory_mb", self.memory_mb, 1, 4096)?;
+        range("max_input_bytes", self.max_input_bytes as u64, 64, 64 << 20)?;
+        range(
+            "max_output_bytes",
+            self.max_output_bytes as u64,
+            64,
+            16 << 20,
+        )?;
+        range("pool_size", self.pool_size as u64, 1, 256)?;
+        Ok(())
+    }
+
+    pub fn timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.timeout_ms)
+    }
+
+    pub fn memory_bytes(&self) -> usize {
+        (self.memory_mb as usize) << 20
+    }
+}
+
+/// `guardrails.providers[0].limits`, from serde_path_to_error's path.
+fn display_path(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut out = String::new();
+    for segment in path.iter() {
+        match segment {
+            Segment::Seq { index } => out.push_str(&format!("[{index}]")),
+            Segment::Map { key } | Segment::Enum { variant: key } => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(key);
+            }
+            Segment::Unknown => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push('?');
+            }
+        }
+    }
+    if out.is_empty() {
+        "<top level>".into()
+    } else {
+        out
+    }
+}
+
+/// The YAML error's own "at line X column Y" suffix; we print the location once.
+fn strip_location(message: &str) -> String {
+    match message.find(" at line ") {
+        Some(i) => message[..i].to_string(),
+        None => message.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, ConfigError> {
+        Config::parse(text, "test.yaml", PathBuf::from("."))
+    }
+
+    #[test]
+    fn the_embedded_default_is_valid() {
+        assert!(!Config::embedded().guardrails.providers.is_empty());
+    }
+
+    #[test]
+    fn an_empty_file_is_the_defaults() {
+        let config = parse("{}").unwrap();
+        assert!(config.guardrails.enabled && config.guardrails.fail_closed);
+    }
+
+    #[test]
+    fn an_unknown_key_is_refused_with_its_path() {
+        let err = parse(
+            "guardrails:\n  providers:\n    - name: a\n      wasm: a.wasm\n      limits:\n        fuell: 5\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("guardrails.providers[0].limits"), "{err}");
+        assert!(err.contains("fuell"), "{err}");
+        assert!(err.contains("line 6"), "{err}");
+    }
+
+    #[test]
+    fn a_limit_out_of_range_is_refused_naming_the_limit() {
+        let err = parse(
+            "guardrails:\n  providers:\n    - name: a\n      wasm: a.wasm\n      limits: {timeout_ms: 0}\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("guardrails.providers[0].limits.timeout_ms"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_malformed_pin_is_refused() {
+        let err = parse("guardrails:\n  providers:\n    - {name: a, wasm: a.wasm, sha256: abc}\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("providers[0].sha256"), "{err}");
+    }
+
+    #[test]
+    fn a_duplicate_provider_name_is_refused() {
+        let err = parse(
+            "guardrails:\n  providers:\n    - {name: a, wasm: a.wasm}\n    - {name: a, wasm: b.wasm}\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("providers[1].name") && err.contains("twice"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn an_unknown_on_error_value_is_refused() {
+        let err =
+            parse("guardrails:\n  providers:\n    - {name: a, wasm: a.wasm, on_error: maybe}\n")
+                .unwrap_err()
+                .to_string();
+        assert!(err.contains("providers[0].on_error"), "{err}");
+    }
+}

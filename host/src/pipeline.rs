@@ -1,0 +1,196 @@
+//! One tool call through Warden: validate, resolve the interaction policy, ask
+//! the providers in order (a deny ends the chain), combine (the strictest
+//! verdict wins), and report what every stage said.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::config::Config;
+use crate::decision::{Reason, StageOpinion, Verdict, combine};
+use crate::policy::interaction::{InteractionMode, RunInteractionPolicy};
+use crate::provider::{GuestCall, GuestInteractionMode, LoadError};
+use crate::registry::{Registry, Snapshot};
+use crate::request::{Caller, RequestError, ToolCall};
+
+/// The reason code added when a caller sent internal-only context keys.
+pub const CONTEXT_KEYS_DROPPED: &str = "warden.context_keys_dropped";
+/// The reason code of an ask turned into a deny because nobody can be asked.
+pub const ASK_UNAVAILABLE: &str = "warden.ask_unavailable";
+
+/// Warden: the live policy and the entry point for judging tool calls.
+pub struct Warden {
+    registry: Registry,
+}
+
+/// The answer for one tool call.
+#[derive(Clone, Debug, Serialize)]
+pub struct Evaluation {
+    pub verdict: Verdict,
+    /// `verdict == allow`, for harnesses that only look at a boolean.
+    pub allow: bool,
+    pub reasons: Vec<Reason>,
+    pub policy_id: Option<String>,
+    pub metadata: Map<String, Value>,
+    /// The stage whose opinion decided: `provider:<name>`, ...
+    pub decided_by: Option<String>,
+    pub interaction_mode: InteractionMode,
+    /// What every stage that ran said, in order.
+    pub stages: Vec<StageReport>,
+    /// The provider set that judged the call.
+    pub generation: u64,
+    pub duration_us: u64,
+}
+
+/// One stage's contribution, for the caller and the audit log.
+#[derive(Clone, Debug, Serialize)]
+pub struct StageReport {
+    pub stage: String,
+    pub verdict: Verdict,
+    pub codes: Vec<String>,
+    pub duration_us: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fuel_used: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_detail: Option<&'static str>,
+}
+
+impl Warden {
+    /// Loads everything the configuration names.
+    pub fn new(config: &Config) -> Result<Warden, LoadError> {
+        Ok(Warden {
+            registry: Registry::new(Snapshot::load(config)?),
+        })
+    }
+
+    /// The live policy.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// Judges one tool call. An error means the request itself was refused
+    /// (malformed, or an unknown interaction mode); every other outcome,
+    /// including every provider failure, is a decision.
+    pub fn evaluate(&self, call: &ToolCall, caller: Caller) -> Result<Evaluation, RequestError> {
+        let snapshot = self.registry.current();
+        evaluate(&snapshot, call, caller)
+    }
+
+    /// The snapshot currently serving calls.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.registry.current()
+    }
+}
+
+/// Judges one call on one snapshot.
+pub fn evaluate(
+    snapshot: &Snapshot,
+    call: &ToolCall,
+    caller: Caller,
+) -> Result<Evaluation, RequestError> {
+    let started = Instant::now();
+    call.validate()?;
+    let interaction = RunInteractionPolicy::resolve(&call.context, caller)?;
+    let mut opinions: Vec<StageOpinion> = Vec::new();
+    let mut stages: Vec<StageReport> = Vec::new();
+
+    if snapshot.guardrails.enabled {
+        let guest_call = guest_call(snapshot, call, interaction.mode);
+        for provider in snapshot.providers.providers() {
+            let t = Instant::now();
+            let stage = format!("provider:{}", provider.name());
+            let (decision, fuel_used, error_detail) = match provider.evaluate(&guest_call) {
+                Ok(opinion) => (opinion.decision, Some(opinion.fuel_used), None),
+                Err(failure) => {
+                    tracing::warn!(provider = provider.name(), %failure, "provider failed");
+                    (
+                        failure.to_decision(provider.name(), provider.on_error()),
+                        None,
+                        Some(failure.kind.code()),
+                    )
+                }
+            };
+            stages.push(StageReport {
+                stage: stage.clone(),
+                verdict: decision.verdict,
+                codes: decision.reasons.iter().map(|r| r.code.clone()).collect(),
+                duration_us: micros(t),
+                digest: Some(provider.digest().to_string()),
+                fuel_used,
+                error_detail,
+            });
+            let denied = decision.verdict == Verdict::Deny;
+            opinions.push(StageOpinion { stage, decision });
+            if denied {
+                break;
+            }
+        }
+    }
+
+    let (decision, decided_by) = combine(&opinions);
+    let mut verdict = decision.verdict;
+    let mut reasons = decision.reasons;
+    // Autonomy never silently escalates: an ask that cannot reach a human is a deny.
+    if verdict == Verdict::Ask
+        && let Some(why) = interaction.why_no_human()
+    {
+        verdict = Verdict::Deny;
+        reasons.insert(
+            0,
+            Reason::new(ASK_UNAVAILABLE, format!("the call needs a human's approval, but {why}: denied")),
+        );
+    }
+    if let Some(message) = interaction.dropped_keys_message() {
+        reasons.push(Reason::new(CONTEXT_KEYS_DROPPED, message));
+    }
+    Ok(Evaluation {
+        verdict,
+        allow: verdict == Verdict::Allow,
+        reasons,
+        policy_id: decision.policy_id,
+        metadata: decision.metadata,
+        decided_by,
+        interaction_mode: interaction.mode,
+        stages,
+        generation: snapshot.providers.generation(),
+        duration_us: micros(started),
+    })
+}
+
+/// The call as providers see it. With a passport configured, the call is
+/// attributed to it (as DeerFlow does).
+fn guest_call(snapshot: &Snapshot, call: &ToolCall, mode: InteractionMode) -> GuestCall {
+    let ctx = &call.context;
+    GuestCall {
+        tool_name: call.tool_name.clone(),
+        tool_input: call.tool_input.to_string(),
+        agent_id: snapshot
+            .guardrails
+            .passport
+            .clone()
+            .or_else(|| ctx.agent_id.clone()),
+        thread_id: ctx.thread_id.clone(),
+        run_id: ctx.run_id.clone(),
+        tool_call_id: call.tool_call_id.clone(),
+        user_id: ctx.user_id.clone(),
+        user_role: ctx.user_role.clone(),
+        oauth_provider: ctx.oauth_provider.clone(),
+        oauth_id: ctx.oauth_id.clone(),
+        is_subagent: ctx.is_subagent,
+        timestamp: call.timestamp(),
+        interaction_mode: match mode {
+            InteractionMode::Interactive => GuestInteractionMode::Interactive,
+            InteractionMode::Scheduled => GuestInteractionMode::Scheduled,
+            InteractionMode::Webhook => GuestInteractionMode::Webhook,
+            InteractionMode::Autonomous => GuestInteractionMode::Autonomous,
+        },
+    }
+}
+
+fn micros(since: Instant) -> u64 {
+    since.elapsed().as_micros() as u64
+}

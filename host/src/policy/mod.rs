@@ -1,0 +1,3 @@
+//! The native policy core: what never runs in a plugin.
+
+pub mod interaction;

@@ -1,0 +1,642 @@
+//! One guardrail provider: load its component (verify the pin, check its imports
+//! and contract version, pre-instantiate), keep warm configured instances in a
+//! pool, call it under its limits, and turn whatever goes wrong into a classified
+//! [`ProviderFailure`].
+
+mod failure;
+mod pool;
+
+use std::path::{Path, PathBuf};
+use std::time::{Instant, SystemTime};
+
+use serde_json::{Map, Value};
+use sha2::{Digest as _, Sha256};
+use wasmtime::Store;
+use wasmtime::component::{Component, InstancePre};
+
+pub use failure::{FailureKind, ProviderFailure};
+pub use pool::PoolUsage;
+
+use crate::builtin;
+use crate::config::{InstanceMode, Limits, OnError, ProviderSpec};
+use crate::decision::{Decision, Reason, Verdict, codes};
+use crate::engine::{HostState, SandboxEngine};
+use pool::InstancePool;
+
+/// Host bindings generated from the contract in `wit/`.
+pub(crate) mod bindings {
+    wasmtime::component::bindgen!({
+        path: "../wit",
+        world: "guardrail-provider",
+    });
+}
+
+use bindings::warden::guardrail::types as wit;
+use bindings::{GuardrailProvider, GuardrailProviderPre};
+
+/// The contract this host speaks.
+pub const CONTRACT_PACKAGE: &str = "warden:guardrail";
+pub const CONTRACT_VERSION: &str = "0.1.0";
+
+/// Imports that would hand a provider the host's files or network.
+const FORBIDDEN_IMPORTS: &[&str] = &["wasi:filesystem/", "wasi:sockets/", "wasi:http/"];
+
+/// The tool call as providers see it (the contract's `tool-call` record).
+pub type GuestCall = wit::ToolCall;
+pub use wit::InteractionMode as GuestInteractionMode;
+
+/// Why a provider could not be loaded at all.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LoadError {
+    #[error("provider '{provider}': cannot read {path}: {source}")]
+    Read {
+        provider: String,
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("provider '{provider}': there is no shipped provider '{name}' (shipped: {shipped})")]
+    UnknownBuiltin {
+        provider: String,
+        name: String,
+        shipped: String,
+    },
+    #[error(
+        "provider '{provider}': SHA-256 mismatch for {path}: expected {expected}, actual {actual}"
+    )]
+    DigestMismatch {
+        provider: String,
+        path: String,
+        expected: String,
+        actual: String,
+    },
+    #[error("provider '{provider}': {path} is not a valid WebAssembly component: {message}")]
+    Compile {
+        provider: String,
+        path: String,
+        message: String,
+    },
+    #[error(
+        "provider '{provider}': the component imports `{import}`, which Warden does not grant to providers"
+    )]
+    ForbiddenImport { provider: String, import: String },
+    #[error("provider '{provider}': {message}")]
+    Contract { provider: String, message: String },
+    #[error("provider '{provider}': cannot link the component: {message}")]
+    Link { provider: String, message: String },
+    #[error("provider '{provider}': configure failed: {message}")]
+    Configure { provider: String, message: String },
+}
+
+/// A provider's opinion on one call, with what it cost.
+#[derive(Clone, Debug)]
+pub struct Opinion {
+    pub decision: Decision,
+    pub fuel_used: u64,
+}
+
+/// A loaded provider.
+pub struct Provider {
+    name: String,
+    digest: String,
+    source: String,
+    info: ProviderInfo,
+    limits: Limits,
+    on_error: OnError,
+    instance_mode: InstanceMode,
+    config_json: String,
+    pre: GuardrailProviderPre<HostState>,
+    pool: InstancePool<Instance>,
+    /// Set when the first instance could not be configured: every call then
+    /// fails with this, without touching the guest again.
+    broken: Option<ProviderFailure>,
+    loaded_at: SystemTime,
+}
+
+/// What a provider says it is.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ProviderInfo {
+    pub name: String,
+    pub version: String,
+}
+
+/// A component's bytes and where they came from.
+pub struct ComponentBytes {
+    pub bytes: std::borrow::Cow<'static, [u8]>,
+    /// `builtin:<name>` or the file's path, for messages.
+    pub origin: String,
+    /// SHA-256 of the bytes, hex.
+    pub sha256: String,
+}
+
+impl ComponentBytes {
+    /// Reads the component named by a provider spec (`builtin:<name>` or a path
+    /// relative to `base_dir`).
+    pub fn resolve(provider: &str, wasm: &str, base_dir: &Path) -> Result<Self, LoadError> {
+        if let Some(name) = wasm.strip_prefix("builtin:") {
+            let bytes = builtin::component(name).ok_or_else(|| LoadError::UnknownBuiltin {
+                provider: provider.into(),
+                name: name.into(),
+                shipped: builtin::names().join(", "),
+            })?;
+            return Ok(ComponentBytes::new(bytes.into(), wasm.into()));
+        }
+        let path: PathBuf = base_dir.join(wasm);
+        let bytes = std::fs::read(&path).map_err(|source| LoadError::Read {
+            provider: provider.into(),
+            path: path.display().to_string(),
+            source,
+        })?;
+        Ok(ComponentBytes::new(
+            bytes.into(),
+            path.display().to_string(),
+        ))
+    }
+
+    pub fn new(bytes: std::borrow::Cow<'static, [u8]>, origin: String) -> Self {
+        let sha256 = hex::encode(Sha256::digest(&bytes));
+        ComponentBytes {
+            bytes,
+            origin,
+            sha256,
+        }
+    }
+}
+
+/// Compiles a component and checks it against the contract: no forbidden
+/// imports, the provider export at a compatible version. Returns the component
+/// ready to pre-instantiate.
+pub fn compile_checked(
+    provider: &str,
+    component: &ComponentBytes,
+    export: &str,
+) -> Result<Component, LoadError> {
+    let sandbox = SandboxEngine::shared();
+    let engine = sandbox.engine();
+    let compiled = sandbox
+        .compile(&component.sha256, &component.bytes)
+        .map_err(|err| LoadError::Compile {
+            provider: provider.into(),
+            path: component.origin.clone(),
+            message: format!("{err:#}"),
+        })?;
+    let ty = compiled.component_type();
+    for (import, _) in ty.imports(engine) {
+        if FORBIDDEN_IMPORTS.iter().any(|p| import.starts_with(p)) {
+            return Err(LoadError::ForbiddenImport {
+                provider: provider.into(),
+                import: import.into(),
+            });
+        }
+    }
+    let wanted = format!("{CONTRACT_PACKAGE}/{export}");
+    let exports: Vec<String> = ty
+        .exports(engine)
+        .map(|(name, _)| name.to_string())
+        .collect();
+    let found = exports.iter().find_map(|name| {
+        name.strip_prefix(&wanted)
+            .and_then(|rest| rest.strip_prefix('@'))
+            .map(|version| (name, version))
+    });
+    match found {
+        Some((_, version)) if compatible(version, CONTRACT_VERSION) => Ok(compiled),
+        Some((name, version)) => Err(LoadError::Contract {
+            provider: provider.into(),
+            message: format!(
+                "the component exports `{name}`, built against contract {CONTRACT_PACKAGE}@{version}; \
+                 this host speaks {CONTRACT_PACKAGE}@{CONTRACT_VERSION}"
+            ),
+        }),
+        None => Err(LoadError::Contract {
+            provider: provider.into(),
+            message: format!(
+                "the component does not export `{wanted}@{CONTRACT_VERSION}` (it exports: {})",
+                if exports.is_empty() {
+                    "nothing".into()
+                } else {
+                    exports.join(", ")
+                }
+            ),
+        }),
+    }
+}
+
+/// Semver compatibility: same major; for 0.x, same minor.
+fn compatible(version: &str, ours: &str) -> bool {
+    let parts = |v: &str| -> Option<(u64, u64)> {
+        let mut it = v.split(['.', '-', '+']);
+        Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
+    };
+    match (parts(version), parts(ours)) {
+        (Some((0, a)), Some((0, b))) => a == b,
+        (Some((a, _)), Some((b, _))) => a == b,
+        _ => false,
+    }
+}
+
+/// Pre-instantiates a checked component with the shared linker.
+pub(crate) fn pre_instantiate(
+    provider: &str,
+    component: &Component,
+) -> Result<InstancePre<HostState>, LoadError> {
+    SandboxEngine::shared()
+        .linker()
+        .instantiate_pre(component)
+        .map_err(|err| LoadError::Link {
+            provider: provider.into(),
+            message: format!("{err:#}"),
+        })
+}
+
+impl Provider {
+    /// Loads a provider: read, verify the pin, compile, check, pre-instantiate,
+    /// and bring up one configured instance. A failure to configure does not
+    /// fail the load: the provider then denies every call with
+    /// `warden.configure_failed` (see [`Provider::health`]).
+    pub fn load(
+        spec: &ProviderSpec,
+        base_dir: &Path,
+        fail_closed: bool,
+    ) -> Result<Provider, LoadError> {
+        let component = ComponentBytes::resolve(&spec.name, &spec.wasm, base_dir)?;
+        let digest = component.sha256.clone();
+        if let Some(pin) = &spec.sha256 {
+            let expected = pin
+                .strip_prefix("sha256:")
+                .unwrap_or(pin)
+                .to_ascii_lowercase();
+            if expected != digest {
+                return Err(LoadError::DigestMismatch {
+                    provider: spec.name.clone(),
+                    path: component.origin.clone(),
+                    expected,
+                    actual: digest,
+                });
+            }
+        }
+        let compiled = compile_checked(&spec.name, &component, "provider")?;
+        let pre =
+            GuardrailProviderPre::new(pre_instantiate(&spec.name, &compiled)?).map_err(|err| {
+                LoadError::Contract {
+                    provider: spec.name.clone(),
+                    message: format!("{err:#}"),
+                }
+            })?;
+        let on_error = spec.on_error.unwrap_or(if fail_closed {
+            OnError::Deny
+        } else {
+            OnError::Allow
+        });
+        let mut provider = Provider {
+            name: spec.name.clone(),
+            digest,
+            source: component.origin,
+            info: ProviderInfo {
+                name: spec.name.clone(),
+                version: "unknown".into(),
+            },
+            limits: spec.limits,
+            on_error,
+            instance_mode: spec.instance,
+            config_json: spec.config.to_string(),
+            pre,
+            pool: InstancePool::new(spec.limits.pool_size),
+            broken: None,
+            loaded_at: SystemTime::now(),
+        };
+        let first = provider.instantiate().and_then(|mut instance| {
+            let info = instance.info(&provider.limits).map_err(|cause| {
+                ProviderFailure::new(
+                    FailureKind::ConfigureFailed,
+                    format!("info: {} ({})", cause.message, cause.kind.code()),
+                )
+            })?;
+            Ok((instance, info))
+        });
+        match first {
+            Ok((instance, info)) => {
+                provider.info = info;
+                if provider.instance_mode == InstanceMode::Warm {
+                    provider.pool.seed(instance);
+                }
+            }
+            Err(failure) => {
+                tracing::warn!(provider = %provider.name, %failure, "provider could not be configured; it will deny every call");
+                provider.broken = Some(failure);
+            }
+        }
+        Ok(provider)
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The component's SHA-256, hex.
+    pub fn digest(&self) -> &str {
+        &self.digest
+    }
+
+    /// `builtin:<name>` or the component's path.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    pub fn info(&self) -> &ProviderInfo {
+        &self.info
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    pub fn on_error(&self) -> OnError {
+        self.on_error
+    }
+
+    pub fn loaded_at(&self) -> SystemTime {
+        self.loaded_at
+    }
+
+    pub fn pool_usage(&self) -> PoolUsage {
+        self.pool.usage()
+    }
+
+    /// Ok when the provider could be configured; otherwise why not.
+    pub fn health(&self) -> Result<(), &ProviderFailure> {
+        self.broken.as_ref().map_or(Ok(()), Err)
+    }
+
+    /// Asks the provider for its opinion on one call, under its limits.
+    pub fn evaluate(&self, call: &GuestCall) -> Result<Opinion, ProviderFailure> {
+        if let Some(broken) = &self.broken {
+            return Err(broken.clone());
+        }
+        let size = input_size(call);
+        if size > self.limits.max_input_bytes {
+            return Err(ProviderFailure::new(
+                FailureKind::InputTooLarge,
+                format!(
+                    "the request is {size} bytes; this provider accepts at most {}",
+                    self.limits.max_input_bytes
+                ),
+            ));
+        }
+        let deadline = Instant::now() + self.limits.timeout();
+        let mut slot = self.pool.acquire(deadline).ok_or_else(|| {
+            ProviderFailure::new(
+                FailureKind::PoolExhausted,
+                format!(
+                    "no instance became free within {} ms (pool of {})",
+                    self.limits.timeout_ms, self.limits.pool_size
+                ),
+            )
+        })?;
+        let mut instance = match slot.instance.take() {
+            Some(instance) => instance,
+            None => self.instantiate()?,
+        };
+        let raw = instance.evaluate(call, &self.limits)?;
+        let decision = accept(raw.0, self.limits.max_output_bytes)?;
+        if self.instance_mode == InstanceMode::Warm {
+            slot.release(instance);
+        }
+        Ok(Opinion {
+            decision,
+            fuel_used: raw.1,
+        })
+    }
+
+    /// A new configured instance.
+    fn instantiate(&self) -> Result<Instance, ProviderFailure> {
+        let limits = &self.limits;
+        let fail = |what: &str, err: wasmtime::Error, store: &Store<HostState>| {
+            let cause =
+                ProviderFailure::classify(&err, store.data().limiter.exceeded, limits.timeout_ms);
+            let kind = if cause.kind == FailureKind::PoolExhausted {
+                FailureKind::PoolExhausted
+            } else {
+                FailureKind::ConfigureFailed
+            };
+            ProviderFailure::new(
+                kind,
+                format!("{what}: {} ({})", cause.message, cause.kind.code()),
+            )
+        };
+        let mut store = new_store(limits);
+        let bindings = match self.pre.instantiate(&mut store) {
+            Ok(bindings) => bindings,
+            Err(err) => return Err(fail("instantiate", err, &store)),
+        };
+        let configured = bindings
+            .warden_guardrail_provider()
+            .call_configure(&mut store, &self.config_json);
+        match configured {
+            Ok(Ok(())) => Ok(Instance { store, bindings }),
+            Ok(Err(message)) => Err(ProviderFailure::new(
+                FailureKind::ConfigureFailed,
+                format!("configure refused the config: {}", truncate(&message, 500)),
+            )),
+            Err(err) => Err(fail("configure", err, &store)),
+        }
+    }
+}
+
+/// A store with the provider's limits: memory through the limiter, fuel and an
+/// epoch deadline for the next call into the guest.
+fn new_store(limits: &Limits) -> Store<HostState> {
+    let mut store = Store::new(
+        SandboxEngine::shared().engine(),
+        HostState::new(limits.memory_bytes()),
+    );
+    store.limiter(|state| &mut state.limiter);
+    arm(&mut store, limits);
+    store
+}
+
+/// Refills the fuel and sets the deadline for one call into the guest.
+fn arm(store: &mut Store<HostState>, limits: &Limits) {
+    // Fuel is enabled on the shared engine, so this cannot fail.
+    let _ = store.set_fuel(limits.fuel);
+    store.set_epoch_deadline(SandboxEngine::ticks_for(limits.timeout()));
+}
+
+/// A live, configured instance and its store.
+struct Instance {
+    store: Store<HostState>,
+    bindings: GuardrailProvider,
+}
+
+impl Instance {
+    fn info(&mut self, limits: &Limits) -> Result<ProviderInfo, ProviderFailure> {
+        arm(&mut self.store, limits);
+        let info = self
+            .bindings
+            .warden_guardrail_provider()
+            .call_info(&mut self.store)
+            .map_err(|err| {
+                ProviderFailure::classify(
+                    &err,
+                    self.store.data().limiter.exceeded,
+                    limits.timeout_ms,
+                )
+            })?;
+        Ok(ProviderInfo {
+            name: info.name,
+            version: info.version,
+        })
+    }
+
+    /// Calls `evaluate`; returns the raw decision and the fuel it used.
+    fn evaluate(
+        &mut self,
+        call: &GuestCall,
+        limits: &Limits,
+    ) -> Result<(wit::Decision, u64), ProviderFailure> {
+        arm(&mut self.store, limits);
+        let result = self
+            .bindings
+            .warden_guardrail_provider()
+            .call_evaluate(&mut self.store, call);
+        let fuel_used = limits.fuel - self.store.get_fuel().unwrap_or(0);
+        result.map(|decision| (decision, fuel_used)).map_err(|err| {
+            ProviderFailure::classify(&err, self.store.data().limiter.exceeded, limits.timeout_ms)
+        })
+    }
+}
+
+/// Bytes of the request a provider is given.
+fn input_size(call: &GuestCall) -> usize {
+    let optional = [
+        &call.agent_id,
+        &call.thread_id,
+        &call.run_id,
+        &call.tool_call_id,
+        &call.user_id,
+        &call.user_role,
+        &call.oauth_provider,
+        &call.oauth_id,
+    ];
+    call.tool_name.len()
+        + call.tool_input.len()
+        + call.timestamp.len()
+        + optional
+            .iter()
+            .map(|f| f.as_ref().map_or(0, String::len))
+            .sum::<usize>()
+}
+
+/// Turns a guest's decision into the host's, or refuses it: too large, metadata
+/// that is not a JSON object, or a reason code that is empty, oversized or
+/// claims the host's `warden.` namespace.
+fn accept(raw: wit::Decision, max_bytes: usize) -> Result<Decision, ProviderFailure> {
+    let invalid = |message: String| ProviderFailure::new(FailureKind::InvalidDecision, message);
+    let size = raw.metadata.len()
+        + raw.policy_id.as_ref().map_or(0, String::len)
+        + raw
+            .reasons
+            .iter()
+            .map(|r| r.code.len() + r.message.len())
+            .sum::<usize>();
+    if size > max_bytes {
+        return Err(invalid(format!(
+            "the decision is {size} bytes; the limit is {max_bytes}"
+        )));
+    }
+    let metadata: Map<String, Value> = serde_json::from_str(&raw.metadata)
+        .map_err(|err| invalid(format!("the metadata is not a JSON object: {err}")))?;
+    let mut reasons = Vec::with_capacity(raw.reasons.len());
+    for reason in raw.reasons {
+        if reason.code.is_empty() || reason.code.len() > 128 {
+            return Err(invalid(
+                "a reason code is empty or longer than 128 bytes".into(),
+            ));
+        }
+        if reason.code.starts_with(codes::HOST_PREFIX) {
+            return Err(invalid(format!(
+                "the reason code '{}' is reserved for the host",
+                reason.code
+            )));
+        }
+        reasons.push(Reason {
+            code: reason.code,
+            message: reason.message,
+        });
+    }
+    let verdict = match raw.verdict {
+        wit::Verdict::Allow => Verdict::Allow,
+        wit::Verdict::Ask => Verdict::Ask,
+        wit::Verdict::Deny => Verdict::Deny,
+    };
+    Ok(Decision {
+        verdict,
+        reasons,
+        policy_id: raw.policy_id,
+        metadata,
+    })
+}
+
+fn truncate(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(metadata: &str, codes: &[&str]) -> wit::Decision {
+        wit::Decision {
+            verdict: wit::Verdict::Allow,
+            reasons: codes
+                .iter()
+                .map(|c| wit::Reason {
+                    code: c.to_string(),
+                    message: String::new(),
+                })
+                .collect(),
+            policy_id: None,
+            metadata: metadata.into(),
+        }
+    }
+
+    #[test]
+    fn contract_versions_are_compatible_within_a_zero_minor() {
+        assert!(compatible("0.1.0", "0.1.0"));
+        assert!(compatible("0.1.7", "0.1.0"));
+        assert!(!compatible("0.2.0", "0.1.0"));
+        assert!(!compatible("1.0.0", "0.1.0"));
+        assert!(!compatible("garbage", "0.1.0"));
+    }
+
+    #[test]
+    fn metadata_must_be_a_json_object() {
+        assert!(accept(raw("{}", &[]), 1024).is_ok());
+        for bad in ["", "[]", "null", "{", "\"x\""] {
+            let err = accept(raw(bad, &[]), 1024).unwrap_err();
+            assert_eq!(err.kind, FailureKind::InvalidDecision, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_provider_cannot_speak_for_the_host() {
+        let err = accept(raw("{}", &["warden.timeout"]), 1024).unwrap_err();
+        assert_eq!(err.kind, FailureKind::InvalidDecision);
+    }
+
+    #[test]
+    fn an_oversized_decision_is_invalid() {
+        let big = format!("{{\"k\":\"{}\"}}", "x".repeat(2000));
+        assert_eq!(
+            accept(raw(&big, &[]), 1024).unwrap_err().kind,
+            FailureKind::InvalidDecision
+        );
+    }
+}

@@ -1,0 +1,180 @@
+//! A bounded pool of warm instances. At most `capacity` instances are alive at
+//! once; a call takes an idle one, or the right to create one, or waits for one
+//! until its deadline and then fails. Instances that are not handed back (after
+//! a trap or any error) are dropped and free their place.
+
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
+
+pub(crate) struct InstancePool<I> {
+    state: Mutex<PoolState<I>>,
+    freed: Condvar,
+    capacity: usize,
+}
+
+struct PoolState<I> {
+    idle: Vec<I>,
+    /// Instances alive: idle, or out with a caller.
+    live: usize,
+}
+
+/// What a pool looks like right now, for metrics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct PoolUsage {
+    pub capacity: usize,
+    pub live: usize,
+    pub idle: usize,
+}
+
+/// The right to use one place of the pool, with the idle instance found there
+/// (if any). Hand the instance back with [`Slot::release`]; dropping the slot
+/// without doing so discards the instance and frees the place.
+pub(crate) struct Slot<'p, I> {
+    pool: &'p InstancePool<I>,
+    pub(crate) instance: Option<I>,
+    released: bool,
+}
+
+impl<I> InstancePool<I> {
+    pub(crate) fn new(capacity: usize) -> Self {
+        InstancePool {
+            state: Mutex::new(PoolState {
+                idle: Vec::with_capacity(capacity),
+                live: 0,
+            }),
+            freed: Condvar::new(),
+            capacity,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, PoolState<I>> {
+        // A panic while holding the lock leaves the state consistent (every
+        // update is a single push, pop or counter change), so carry on.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Takes a place in the pool, waiting until `deadline` at most.
+    pub(crate) fn acquire(&self, deadline: Instant) -> Option<Slot<'_, I>> {
+        let mut state = self.lock();
+        loop {
+            if let Some(instance) = state.idle.pop() {
+                return Some(self.slot(Some(instance)));
+            }
+            if state.live < self.capacity {
+                state.live += 1;
+                return Some(self.slot(None));
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return None;
+            }
+            state = self
+                .freed
+                .wait_timeout(state, deadline - now)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
+
+    /// Puts an instance that was created outside a call (at load) into the pool.
+    pub(crate) fn seed(&self, instance: I) {
+        let mut state = self.lock();
+        if state.live < self.capacity {
+            state.live += 1;
+            state.idle.push(instance);
+        }
+    }
+
+    fn slot(&self, instance: Option<I>) -> Slot<'_, I> {
+        Slot {
+            pool: self,
+            instance,
+            released: false,
+        }
+    }
+
+    pub(crate) fn usage(&self) -> PoolUsage {
+        let state = self.lock();
+        PoolUsage {
+            capacity: self.capacity,
+            live: state.live,
+            idle: state.idle.len(),
+        }
+    }
+}
+
+impl<I> Slot<'_, I> {
+    /// Hands a healthy instance back for the next call.
+    pub(crate) fn release(mut self, instance: I) {
+        self.released = true;
+        self.pool.lock().idle.push(instance);
+        self.pool.freed.notify_one();
+    }
+}
+
+impl<I> Drop for Slot<'_, I> {
+    fn drop(&mut self) {
+        if !self.released {
+            // Drop the instance outside the lock; only the place is shared.
+            drop(self.instance.take());
+            self.pool.lock().live -= 1;
+            self.pool.freed.notify_one();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn soon() -> Instant {
+        Instant::now() + Duration::from_millis(20)
+    }
+
+    #[test]
+    fn a_released_instance_is_reused() {
+        let pool = InstancePool::new(1);
+        let slot = pool.acquire(soon()).unwrap();
+        assert!(slot.instance.is_none());
+        slot.release(7);
+        assert_eq!(pool.acquire(soon()).unwrap().instance, Some(7));
+    }
+
+    #[test]
+    fn a_dropped_slot_discards_its_instance_and_frees_the_place() {
+        let pool = InstancePool::new(1);
+        let mut slot = pool.acquire(soon()).unwrap();
+        slot.instance = Some(1);
+        drop(slot);
+        assert_eq!(pool.usage().live, 0);
+        assert!(pool.acquire(soon()).unwrap().instance.is_none());
+    }
+
+    #[test]
+    fn a_full_pool_gives_up_at_the_deadline() {
+        let pool: InstancePool<u8> = InstancePool::new(1);
+        let _held = pool.acquire(soon()).unwrap();
+        let start = Instant::now();
+        assert!(
+            pool.acquire(Instant::now() + Duration::from_millis(10))
+                .is_none()
+        );
+        assert!(start.elapsed() >= Duration::from_millis(10));
+    }
+
+    #[test]
+    fn a_waiting_call_gets_the_place_freed_by_another() {
+        let pool: InstancePool<u8> = InstancePool::new(1);
+        let held = pool.acquire(soon()).unwrap();
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| {
+                pool.acquire(Instant::now() + Duration::from_secs(5))
+                    .is_some()
+            });
+            std::thread::sleep(Duration::from_millis(5));
+            held.release(3);
+            assert!(waiter.join().unwrap());
+        });
+    }
+}

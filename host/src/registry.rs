@@ -1,0 +1,101 @@
+//! The live policy: the ordered set of loaded providers together with the native
+//! settings loaded from the same configuration, swapped atomically. Every call
+//! runs on exactly one snapshot, old or new, never on none.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::SystemTime;
+
+use arc_swap::ArcSwap;
+
+use crate::config::{Config, Guardrails};
+use crate::provider::{LoadError, Provider};
+
+/// Numbers provider sets in the order they were loaded, process-wide.
+static GENERATIONS: AtomicU64 = AtomicU64::new(1);
+
+/// The providers of one configuration, in order.
+pub struct ProviderSet {
+    providers: Vec<Provider>,
+    generation: u64,
+    loaded_at: SystemTime,
+}
+
+impl ProviderSet {
+    /// Loads every provider of the configuration; the first that cannot be
+    /// loaded fails the whole set.
+    pub fn load(config: &Config) -> Result<ProviderSet, LoadError> {
+        let guardrails = &config.guardrails;
+        let providers = guardrails
+            .providers
+            .iter()
+            .map(|spec| Provider::load(spec, &config.base_dir, guardrails.fail_closed))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(ProviderSet {
+            providers,
+            generation: GENERATIONS.fetch_add(1, Ordering::Relaxed),
+            loaded_at: SystemTime::now(),
+        })
+    }
+
+    pub fn providers(&self) -> &[Provider] {
+        &self.providers
+    }
+
+    /// This set's number: larger means loaded later.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    pub fn loaded_at(&self) -> SystemTime {
+        self.loaded_at
+    }
+
+    /// Every provider that could not be configured, with why.
+    pub fn unhealthy(
+        &self,
+    ) -> impl Iterator<Item = (&Provider, &crate::provider::ProviderFailure)> {
+        self.providers
+            .iter()
+            .filter_map(|p| p.health().err().map(|f| (p, f)))
+    }
+}
+
+/// Everything a call is judged with, loaded from one configuration.
+pub struct Snapshot {
+    pub guardrails: Guardrails,
+    pub providers: ProviderSet,
+}
+
+impl Snapshot {
+    pub fn load(config: &Config) -> Result<Snapshot, LoadError> {
+        Ok(Snapshot {
+            guardrails: config.guardrails.clone(),
+            providers: ProviderSet::load(config)?,
+        })
+    }
+}
+
+/// The live snapshot, replaced atomically.
+pub struct Registry {
+    live: ArcSwap<Snapshot>,
+}
+
+impl Registry {
+    pub fn new(snapshot: Snapshot) -> Self {
+        Registry {
+            live: ArcSwap::from_pointee(snapshot),
+        }
+    }
+
+    /// The snapshot a call should run on; it stays valid for the whole call
+    /// even if a swap happens meanwhile.
+    pub fn current(&self) -> Arc<Snapshot> {
+        self.live.load_full()
+    }
+
+    /// Makes `next` live and returns the previous snapshot.
+    pub fn swap(&self, next: Snapshot) -> Arc<Snapshot> {
+        self.live.swap(Arc::new(next))
+    }
+}
