@@ -44,6 +44,22 @@ enum Command {
         #[arg(long)]
         config: Option<PathBuf>,
     },
+    /// Run the daemon: the HTTP/JSON API, with hot swap of providers.
+    Serve {
+        /// The configuration file (tokens under `server.tokens`).
+        #[arg(long)]
+        config: PathBuf,
+        /// The address to listen on (default: `server.listen`, 127.0.0.1:8787).
+        #[arg(long)]
+        listen: Option<std::net::SocketAddr>,
+        /// The data directory (default: the configuration's `data_dir`, ./.warden).
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+        /// Do not reload when the config file changes (SIGHUP and the admin
+        /// endpoint still reload).
+        #[arg(long)]
+        no_watch: bool,
+    },
     /// Load the shipped providers on the embedded defaults and judge example calls.
     Demo,
     /// Measure latency (p50, p99) and throughput on this machine; build with --release.
@@ -62,8 +78,13 @@ enum Command {
 
 /// Runs the command line; the process exits with the returned code.
 pub fn main() -> ExitCode {
-    init_tracing();
     let cli = Cli::parse();
+    // The daemon reports reloads and swaps as they happen; commands stay quiet.
+    init_tracing(if matches!(cli.command, Command::Serve { .. }) {
+        "info"
+    } else {
+        "error"
+    });
     match run(cli.command) {
         Ok(code) => code,
         Err(err) => {
@@ -73,12 +94,13 @@ pub fn main() -> ExitCode {
     }
 }
 
-fn init_tracing() {
+fn init_tracing(default: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("WARDEN_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("error"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
 }
 
@@ -103,6 +125,21 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Check { config } => check(&load_config(config.as_deref())?),
+        Command::Serve {
+            config,
+            listen,
+            data_dir,
+            no_watch,
+        } => {
+            let options = crate::server::ServeOptions {
+                listen,
+                data_dir,
+                watch: no_watch.then_some(false),
+                ..Default::default()
+            };
+            crate::server::run(&config, options)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Demo => demo(),
         Command::Bench {
             scenarios,

@@ -24,6 +24,12 @@ pub struct Config {
     /// this file. Default: `.warden` in the working directory.
     #[serde(default)]
     pub data_dir: Option<PathBuf>,
+    /// The daemon (`warden serve`): address, tokens, request limits.
+    #[serde(default)]
+    pub server: crate::server::ServerConfig,
+    /// The daemon's decision log.
+    #[serde(default)]
+    pub decision_log: crate::decision_log::DecisionLogConfig,
     /// Where relative paths in this file are resolved: the file's directory.
     #[serde(skip)]
     pub base_dir: PathBuf,

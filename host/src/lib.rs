@@ -21,12 +21,14 @@ pub mod builtin;
 pub mod cli;
 pub mod config;
 pub mod decision;
+pub mod decision_log;
 pub mod engine;
 pub mod pipeline;
 pub mod policy;
 pub mod provider;
 pub mod registry;
 pub mod request;
+pub mod server;
 
 pub use config::{Config, ConfigError};
 pub use decision::{Decision, Reason, Verdict};

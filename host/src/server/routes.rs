@@ -1,0 +1,266 @@
+//! The HTTP routes: one table ([`routes`]) names every route with the role it
+//! requires and its handler, so that the router, the OpenAPI document and the
+//! test that holds them together read from the same place. Each handler starts
+//! by authorizing its caller (401/403 before anything happens).
+
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{MethodRouter, get, post};
+use serde::Serialize;
+
+use super::auth::{Access, Role};
+use super::body::{ApiError, read_json};
+use super::{Daemon, Trigger};
+use crate::config::{Limits, OnError};
+use crate::decision_log::Requester;
+use crate::request::{Caller, RequestError, ToolCall};
+
+/// The OpenAPI document of this API, kept in the repository.
+pub const OPENAPI: &str = include_str!("../../../docs/openapi.json");
+
+/// The response header that carries the decision log's id for a decision.
+pub const DECISION_ID_HEADER: &str = "x-warden-decision-id";
+
+/// One route of the API.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RouteInfo {
+    pub method: &'static str,
+    pub path: &'static str,
+    /// The role it requires; `None`: open to anyone who can connect.
+    pub access: Option<Access>,
+}
+
+type Handler = MethodRouter<Arc<Daemon>>;
+
+const fn route(method: &'static str, path: &'static str, access: Option<Access>) -> RouteInfo {
+    RouteInfo {
+        method,
+        path,
+        access,
+    }
+}
+
+/// Every route the daemon serves.
+pub const ROUTES: &[RouteInfo] = &[
+    route("POST", "/v1/evaluate", Some(Access::Agent)),
+    route("POST", "/v1/admin/reload", Some(Access::Admin)),
+    route("GET", "/v1/admin/providers", Some(Access::Admin)),
+    route("GET", "/healthz", None),
+    route("GET", "/metrics", None),
+    route("GET", "/openapi.json", None),
+];
+
+/// The handler of a route in [`ROUTES`].
+fn handler(route: &RouteInfo) -> Handler {
+    match (route.method, route.path) {
+        ("POST", "/v1/evaluate") => post(evaluate),
+        ("POST", "/v1/admin/reload") => post(reload),
+        ("GET", "/v1/admin/providers") => get(providers),
+        ("GET", "/healthz") => get(healthz),
+        ("GET", "/metrics") => get(metrics),
+        ("GET", "/openapi.json") => get(openapi),
+        (method, path) => panic!("route {method} {path} has no handler"),
+    }
+}
+
+/// The router over [`ROUTES`], counting and timing every request.
+pub(super) fn router(daemon: Arc<Daemon>) -> Router {
+    let mut router: Router<Arc<Daemon>> = Router::new();
+    for route in ROUTES {
+        router = router.route(route.path, handler(route));
+    }
+    router
+        .route_layer(axum::middleware::from_fn_with_state(
+            daemon.clone(),
+            observe,
+        ))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .with_state(daemon)
+}
+
+async fn observe(
+    State(daemon): State<Arc<Daemon>>,
+    matched: Option<MatchedPath>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let started = Instant::now();
+    let route = matched.map(|m| m.as_str().to_owned());
+    let response = next.run(request).await;
+    daemon.metrics.http(
+        route.as_deref().unwrap_or("unmatched"),
+        response.status().as_u16(),
+        started.elapsed(),
+    );
+    response
+}
+
+async fn not_found() -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route")
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "this route does not accept that method",
+    )
+}
+
+fn request_error(err: RequestError) -> ApiError {
+    match err {
+        RequestError::TooLarge { .. } => ApiError::too_large(err.to_string()),
+        _ => ApiError::bad_request(err.to_string()),
+    }
+}
+
+/// `POST /v1/evaluate`: one tool call, the decision (as `warden eval` prints it).
+async fn evaluate(
+    State(daemon): State<Arc<Daemon>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let who = daemon.authorize(&headers, Access::Agent)?;
+    let bytes = read_json(&headers, body, &daemon.limits()).await?;
+    let call = ToolCall::from_json(&bytes).map_err(request_error)?;
+    // Only a token's role makes a caller internal, never the request body.
+    let caller = match who.role {
+        Role::Internal => Caller::Internal,
+        _ => Caller::Agent,
+    };
+    let (call, evaluation) = daemon.judge(call, caller).await?;
+    let evaluation = evaluation.map_err(request_error)?;
+    daemon.metrics.observe(&evaluation);
+    let id = daemon.decisions.record(
+        &call,
+        &evaluation,
+        Some(Requester {
+            token: &who.name,
+            role: who.role.as_str(),
+        }),
+    );
+    let mut response = axum::Json(&evaluation).into_response();
+    if let Ok(value) = HeaderValue::from_str(&id) {
+        response.headers_mut().insert(DECISION_ID_HEADER, value);
+    }
+    Ok(response)
+}
+
+/// `POST /v1/admin/reload`: reload the config file and swap the provider set.
+async fn reload(
+    State(daemon): State<Arc<Daemon>>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let who = daemon.authorize(&headers, Access::Admin)?;
+    let trigger = Trigger::Admin(who.name.to_string());
+    let worker = daemon.clone();
+    let outcome = tokio::task::spawn_blocking(move || worker.reload(&trigger))
+        .await
+        .map_err(|err| ApiError::internal(format!("the reload failed: {err}")))?;
+    match outcome {
+        Ok(report) => Ok(axum::Json(report).into_response()),
+        Err(err) => Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "reload_failed",
+            err.to_string(),
+        )),
+    }
+}
+
+/// A provider of the live set, as `GET /v1/admin/providers` lists it.
+#[derive(Serialize)]
+struct ProviderStatus<'a> {
+    name: &'a str,
+    /// What the component says it is.
+    provider: &'a str,
+    version: &'a str,
+    digest: &'a str,
+    source: &'a str,
+    limits: &'a Limits,
+    on_error: OnError,
+    loaded_since: String,
+    pool: crate::provider::PoolUsage,
+}
+
+#[derive(Serialize)]
+struct ProviderList<'a> {
+    generation: u64,
+    loaded_at: String,
+    enabled: bool,
+    providers: Vec<ProviderStatus<'a>>,
+}
+
+/// `GET /v1/admin/providers`: the live provider set.
+async fn providers(
+    State(daemon): State<Arc<Daemon>>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    daemon.authorize(&headers, Access::Admin)?;
+    let snapshot = daemon.warden.snapshot();
+    let set = &snapshot.providers;
+    let list = ProviderList {
+        generation: set.generation(),
+        loaded_at: rfc3339(set.loaded_at()),
+        enabled: snapshot.guardrails.enabled,
+        providers: set
+            .providers()
+            .iter()
+            .map(|p| ProviderStatus {
+                name: p.name(),
+                provider: &p.info().name,
+                version: &p.info().version,
+                digest: p.digest(),
+                source: p.source(),
+                limits: p.limits(),
+                on_error: p.on_error(),
+                loaded_since: rfc3339(p.loaded_at()),
+                pool: p.pool_usage(),
+            })
+            .collect(),
+    };
+    Ok(axum::Json(list).into_response())
+}
+
+#[derive(Serialize)]
+struct Health {
+    status: &'static str,
+    generation: u64,
+    providers: usize,
+}
+
+/// `GET /healthz`: the daemon is up and has a provider set.
+async fn healthz(State(daemon): State<Arc<Daemon>>) -> axum::Json<Health> {
+    let snapshot = daemon.warden.snapshot();
+    axum::Json(Health {
+        status: "ok",
+        generation: snapshot.providers.generation(),
+        providers: snapshot.providers.providers().len(),
+    })
+}
+
+/// `GET /metrics`: Prometheus text format.
+async fn metrics(State(daemon): State<Arc<Daemon>>) -> Response {
+    let (content_type, text) = daemon
+        .metrics
+        .render(&daemon.warden.snapshot(), daemon.decisions.write_errors());
+    ([(header::CONTENT_TYPE, content_type)], text).into_response()
+}
+
+/// `GET /openapi.json`: this API's description.
+async fn openapi() -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], OPENAPI).into_response()
+}
+
+fn rfc3339(t: SystemTime) -> String {
+    time::OffsetDateTime::from(t)
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
