@@ -17,7 +17,7 @@ const CLIENTS: usize = 4;
 /// The two sets swapped in turn: the provider names differ, and so do their
 /// verdicts on `bash`.
 fn set(which: usize) -> (String, &'static [&'static str], &'static str) {
-    if which % 2 == 0 {
+    if which.is_multiple_of(2) {
         (
             allowlist("alpha", &["bash"], &[]),
             &["provider:alpha"],
