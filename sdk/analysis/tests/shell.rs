@@ -726,3 +726,21 @@ fn arbitrary_input_never_panics() {
         }
     }
 }
+
+#[test]
+fn background_commands_are_marked() {
+    let a = clean("sleep 1 & wait");
+    assert!(a.commands[0].background);
+    assert!(!a.commands[1].background);
+}
+
+#[test]
+fn function_definitions_are_recorded_with_their_bodies() {
+    let a = clean(":(){ :|:& };:");
+    assert_eq!(a.functions.len(), 1);
+    assert_eq!(a.functions[0].name, ":");
+    let body = &a.commands[a.functions[0].commands.clone()];
+    assert_eq!(body.len(), 2);
+    assert!(body.iter().all(|c| c.is(":") && c.background));
+    assert_eq!(body[1].stdin_from.len(), 1);
+}

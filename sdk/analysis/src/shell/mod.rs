@@ -39,8 +39,18 @@ pub struct Analysis {
     /// `/dev/tcp/…` and `/dev/udp/…` in redirections or arguments: bash opens
     /// a network connection for them.
     pub network_paths: Vec<String>,
+    /// Functions defined (`name() { … }`), with the commands of their bodies.
+    pub functions: Vec<Function>,
     /// The command line could not be parsed: nothing is known about it.
     pub error: Option<ParseError>,
+}
+
+/// A function definition and the commands of its body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Function {
+    pub name: String,
+    /// Indices into [`Analysis::commands`].
+    pub commands: std::ops::Range<usize>,
 }
 
 /// A construct the analysis cannot see through.
@@ -139,6 +149,8 @@ pub struct Command {
     pub stdin_from: Vec<usize>,
     /// True when the program word is computed (opaque).
     pub computed: bool,
+    /// Run in the background (`&`).
+    pub background: bool,
     /// How many substitutions deep it sits (0: its output is the pipeline's).
     captured: usize,
     /// Arguments that are command lines (analysed as commands of their own,
@@ -335,9 +347,15 @@ struct Flattener {
 impl Flattener {
     fn list(&mut self, list: &List, script: &Script, src: &str, ctx: &Ctx) {
         for item in &list.items {
+            let start = self.out.commands.len();
             self.pipeline(&item.first, script, src, ctx);
             for (_, pipeline) in &item.rest {
                 self.pipeline(pipeline, script, src, ctx);
+            }
+            if item.background {
+                for command in &mut self.out.commands[start..] {
+                    command.background = true;
+                }
             }
         }
     }
@@ -375,6 +393,12 @@ impl Flattener {
                 };
                 for body in &compound.bodies {
                     self.list(body, script, src, &inner);
+                }
+                if let CompoundKind::Function(name) = &compound.kind {
+                    self.out.functions.push(Function {
+                        name: name.clone(),
+                        commands: start..self.out.commands.len(),
+                    });
                 }
                 let redirects: Vec<Redirection> = compound
                     .redirects
@@ -629,6 +653,7 @@ impl Flattener {
             parent: ctx.parent,
             stdin_from: ctx.stdin.clone(),
             computed,
+            background: false,
             captured: ctx.captured,
             code: Code::None,
         });
