@@ -102,6 +102,21 @@ pub const SCENARIOS: &[Scenario] = &[
         run: allowlist,
     },
     Scenario {
+        name: "daemon",
+        about: "POST /v1/evaluate over loopback HTTP against the real daemon, 1, 4 and 32 keep-alive connections",
+        run: crate::server::loadgen::daemon,
+    },
+    Scenario {
+        name: "daemon-dispatch",
+        about: "the daemon's evaluate with the pipeline run inline, in block_in_place and in spawn_blocking",
+        run: crate::server::loadgen::dispatch,
+    },
+    Scenario {
+        name: "reload",
+        about: "POST /v1/admin/reload with a changed config to the first call judged by the new set",
+        run: crate::server::loadgen::reload,
+    },
+    Scenario {
         name: "shell-analysis",
         about: "native shell analysis (parse and flatten) of a typical and of a nested command line",
         run: shell_analysis,

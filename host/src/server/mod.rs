@@ -15,6 +15,7 @@
 
 pub mod auth;
 mod body;
+pub mod loadgen;
 pub mod metrics;
 mod reload;
 mod routes;
@@ -358,6 +359,11 @@ impl Server {
         };
         let (stop, stopped) = oneshot::channel::<()>();
         let app = routes::router(daemon.clone());
+        // Answers are small and each is written at once: do not let Nagle's
+        // algorithm hold them back.
+        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         let task = tokio::spawn(async move {
             axum::serve(listener, app)
                 .with_graceful_shutdown(async {
