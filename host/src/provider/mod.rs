@@ -293,7 +293,8 @@ impl World for GuardrailProvider {
         store: &mut Store<HostState>,
         config: &str,
     ) -> wasmtime::Result<Result<(), String>> {
-        self.warden_guardrail_provider().call_configure(store, config)
+        self.warden_guardrail_provider()
+            .call_configure(store, config)
     }
 }
 

@@ -121,12 +121,7 @@ impl Connection {
     }
 
     /// Sends one request and reads the whole answer; returns status and body.
-    async fn send(
-        &mut self,
-        path: &str,
-        token: &str,
-        body: Bytes,
-    ) -> anyhow::Result<(u16, Bytes)> {
+    async fn send(&mut self, path: &str, token: &str, body: Bytes) -> anyhow::Result<(u16, Bytes)> {
         let request = Request::post(path)
             .header(HOST, self.addr.to_string())
             .header(AUTHORIZATION, format!("Bearer {token}"))
@@ -141,7 +136,11 @@ impl Connection {
 
     async fn evaluate(&mut self) -> anyhow::Result<Value> {
         let (status, body) = self
-            .send("/v1/evaluate", AGENT_TOKEN, Bytes::from_static(CALL.as_bytes()))
+            .send(
+                "/v1/evaluate",
+                AGENT_TOKEN,
+                Bytes::from_static(CALL.as_bytes()),
+            )
             .await?;
         ensure!(
             status == 200,
