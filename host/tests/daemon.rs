@@ -665,3 +665,39 @@ async fn every_documented_route_is_served() {
         assert_eq!(status, expected, "{} {}", route.method, route.path);
     }
 }
+
+#[test]
+fn the_example_daemon_config_starts() {
+    let data = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args([
+            "serve",
+            "--config",
+            "examples/serve.yaml",
+            "--listen",
+            "127.0.0.1:0",
+            "--no-watch",
+        ])
+        .arg("--data-dir")
+        .arg(data.path())
+        .current_dir(repo_root())
+        .env("WARDEN_AGENT_TOKEN", AGENT)
+        .env("WARDEN_ADMIN_TOKEN", ADMIN)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        line.starts_with("warden: listening on http://127.0.0.1:"),
+        "{line:?}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
