@@ -701,3 +701,45 @@ fn the_example_daemon_config_starts() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The answer has every property the schema requires, and no other.
+fn assert_matches_schema(doc: &Value, schema: &str, answer: &Value) {
+    let schema_doc = &doc["components"]["schemas"][schema];
+    let properties: Vec<&String> = schema_doc["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    let keys: Vec<&String> = answer.as_object().unwrap().keys().collect();
+    for key in &keys {
+        assert!(
+            properties.contains(key),
+            "{schema}: '{key}' is not documented"
+        );
+    }
+    for required in schema_doc["required"].as_array().into_iter().flatten() {
+        let required = required.as_str().unwrap().to_string();
+        assert!(
+            keys.contains(&&required),
+            "{schema}: '{required}' is missing from {answer}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn answers_have_the_shapes_the_openapi_document_gives() {
+    let doc: Value = serde_json::from_str(warden_host::server::OPENAPI).unwrap();
+    let daemon = default_daemon();
+    let (_, decision) = daemon.evaluate(AGENT, &bash("ls")).await;
+    assert_matches_schema(&doc, "Evaluation", &decision);
+    assert_matches_schema(&doc, "StageReport", &decision["stages"][0]);
+    let (_, health) = daemon.get("/healthz", None).await;
+    assert_matches_schema(&doc, "Health", &health);
+    let (_, list) = daemon.get("/v1/admin/providers", Some(ADMIN)).await;
+    assert_matches_schema(&doc, "ProviderList", &list);
+    assert_matches_schema(&doc, "ProviderStatus", &list["providers"][0]);
+    let (_, report) = daemon.reload().await;
+    assert_matches_schema(&doc, "ReloadReport", &report);
+    let (_, error) = daemon.evaluate(ADMIN, &bash("ls")).await;
+    assert_matches_schema(&doc, "Error", &error);
+}

@@ -29,52 +29,68 @@ pub const OPENAPI: &str = include_str!("../../../docs/openapi.json");
 pub const DECISION_ID_HEADER: &str = "x-warden-decision-id";
 
 /// One route of the API.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 pub struct RouteInfo {
     pub method: &'static str,
     pub path: &'static str,
     /// The role it requires; `None`: open to anyone who can connect.
     pub access: Option<Access>,
+    handler: fn() -> Handler,
+}
+
+impl std::fmt::Debug for RouteInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.method, self.path)
+    }
 }
 
 type Handler = MethodRouter<Arc<Daemon>>;
 
-const fn route(method: &'static str, path: &'static str, access: Option<Access>) -> RouteInfo {
-    RouteInfo {
-        method,
-        path,
-        access,
-    }
-}
-
-/// Every route the daemon serves.
+/// Every route the daemon serves, with its handler.
 pub const ROUTES: &[RouteInfo] = &[
-    route("POST", "/v1/evaluate", Some(Access::Agent)),
-    route("POST", "/v1/admin/reload", Some(Access::Admin)),
-    route("GET", "/v1/admin/providers", Some(Access::Admin)),
-    route("GET", "/healthz", None),
-    route("GET", "/metrics", None),
-    route("GET", "/openapi.json", None),
+    RouteInfo {
+        method: "POST",
+        path: "/v1/evaluate",
+        access: Some(Access::Agent),
+        handler: || post(evaluate),
+    },
+    RouteInfo {
+        method: "POST",
+        path: "/v1/admin/reload",
+        access: Some(Access::Admin),
+        handler: || post(reload),
+    },
+    RouteInfo {
+        method: "GET",
+        path: "/v1/admin/providers",
+        access: Some(Access::Admin),
+        handler: || get(providers),
+    },
+    RouteInfo {
+        method: "GET",
+        path: "/healthz",
+        access: None,
+        handler: || get(healthz),
+    },
+    RouteInfo {
+        method: "GET",
+        path: "/metrics",
+        access: None,
+        handler: || get(metrics),
+    },
+    RouteInfo {
+        method: "GET",
+        path: "/openapi.json",
+        access: None,
+        handler: || get(openapi),
+    },
 ];
-
-/// The handler of a route in [`ROUTES`].
-fn handler(route: &RouteInfo) -> Handler {
-    match (route.method, route.path) {
-        ("POST", "/v1/evaluate") => post(evaluate),
-        ("POST", "/v1/admin/reload") => post(reload),
-        ("GET", "/v1/admin/providers") => get(providers),
-        ("GET", "/healthz") => get(healthz),
-        ("GET", "/metrics") => get(metrics),
-        ("GET", "/openapi.json") => get(openapi),
-        (method, path) => panic!("route {method} {path} has no handler"),
-    }
-}
 
 /// The router over [`ROUTES`], counting and timing every request.
 pub(super) fn router(daemon: Arc<Daemon>) -> Router {
     let mut router: Router<Arc<Daemon>> = Router::new();
     for route in ROUTES {
-        router = router.route(route.path, handler(route));
+        router = router.route(route.path, (route.handler)());
     }
     router
         .route_layer(axum::middleware::from_fn_with_state(
