@@ -743,3 +743,43 @@ async fn answers_have_the_shapes_the_openapi_document_gives() {
     let (_, error) = daemon.evaluate(ADMIN, &bash("ls")).await;
     assert_matches_schema(&doc, "Error", &error);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_in_flight_during_a_swap_finishes_on_the_set_it_started_with() {
+    let hostile = common::guest("hostile");
+    let slow = format!(
+        "guardrails:\n  providers:\n    - name: slow\n      wasm: {}\n      config: {{behaviour: slow, ms: 400}}\n      limits: {{timeout_ms: 5000, pool_size: 1}}\n",
+        hostile.display()
+    );
+    let daemon = std::sync::Arc::new(Daemon::start(&config(&slow)));
+    let before = daemon.generation().await;
+    let in_flight = {
+        let daemon = daemon.clone();
+        tokio::spawn(async move { daemon.evaluate(AGENT, &bash("ls")).await })
+    };
+    // The call is in flight once the provider's only instance is taken.
+    let mut taken = false;
+    for _ in 0..500 {
+        if daemon
+            .metrics()
+            .await
+            .contains(r#"warden_pool_instances{provider="slow",state="idle"} 0"#)
+        {
+            taken = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+    }
+    assert!(taken, "the call never started");
+    daemon.write_config(&config(&allowlist("next", &["bash"], &[])));
+    let (status, report) = daemon.reload().await;
+    assert_eq!(status, 200, "{report}");
+
+    let (status, decision) = in_flight.await.unwrap();
+    assert_eq!(status, 200, "{decision}");
+    assert_eq!(decision["generation"], before);
+    assert_eq!(decision["stages"][0]["stage"], "provider:slow");
+    let (_, after) = daemon.evaluate(AGENT, &bash("ls")).await;
+    assert_eq!(after["generation"], report["generation"]);
+    assert_eq!(after["stages"][0]["stage"], "provider:next");
+}
