@@ -16,6 +16,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod approval;
 pub mod bench;
 pub mod builtin;
 pub mod cli;
@@ -28,6 +29,7 @@ pub mod provider;
 pub mod registry;
 pub mod request;
 
+pub use approval::{ApprovalError, ApprovalGate};
 pub use config::{Config, ConfigError};
 pub use decision::{Decision, Reason, Verdict};
 pub use pipeline::{Evaluation, Warden};

@@ -141,7 +141,10 @@ pub fn evaluate(
         verdict = Verdict::Deny;
         reasons.insert(
             0,
-            Reason::new(ASK_UNAVAILABLE, format!("the call needs a human's approval, but {why}: denied")),
+            Reason::new(
+                ASK_UNAVAILABLE,
+                format!("the call needs a human's approval, but {why}: denied"),
+            ),
         );
     }
     if let Some(message) = interaction.dropped_keys_message() {
