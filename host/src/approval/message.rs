@@ -63,15 +63,16 @@ pub enum Unaddressable {
 impl Unaddressable {
     /// Says it in a sentence, for the rejection note.
     pub fn describe(&self) -> String {
-        match self {
-            Unaddressable::NullId => "the call has no id".into(),
-            Unaddressable::EmptyId => "the call's id is empty".into(),
+        let why = match self {
+            Unaddressable::NullId => "the call has no id".to_string(),
+            Unaddressable::EmptyId => "the call's id is empty".to_string(),
             Unaddressable::SharedId { id, tools } => format!(
                 "its id '{id}' is shared by {} calls in the same response ({})",
                 tools.len(),
                 tools.join(", ")
             ),
-        }
+        };
+        format!("{why}, so no answer can be matched to it; it was removed from the response")
     }
 
     pub fn code(&self) -> &'static str {

@@ -20,6 +20,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod command;
 pub mod config;
 pub mod error;
 pub mod gate;

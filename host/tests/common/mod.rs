@@ -2,6 +2,8 @@
 //! Warden instances configured around them.
 #![allow(dead_code)]
 
+pub mod approval;
+
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
