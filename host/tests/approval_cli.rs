@@ -82,7 +82,10 @@ fn stderr(out: &Output) -> String {
 
 fn json_of(out: &Output) -> Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!("stdout is not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout))
+        panic!(
+            "stdout is not JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
     })
 }
 
@@ -100,9 +103,22 @@ fn approve_all(outcome: &Value) -> Value {
 fn a_pause_made_by_one_process_is_resumed_by_another() {
     let env = Env::new();
     let outcome = env.pause("t1");
-    assert!(env.path().join("state/approvals.sqlite3").exists(), "the store is under data_dir");
+    assert!(
+        env.path().join("state/approvals.sqlite3").exists(),
+        "the store is under data_dir"
+    );
     let file = env.write("decisions.json", &approve_all(&outcome));
-    let out = env.run(&["approvals", "resume", "--thread", "t1", "--decisions", &file], None);
+    let out = env.run(
+        &[
+            "approvals",
+            "resume",
+            "--thread",
+            "t1",
+            "--decisions",
+            &file,
+        ],
+        None,
+    );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let resolution = json_of(&out);
     assert_eq!(resolution["calls"][0]["status"], "run");
@@ -113,11 +129,17 @@ fn a_pause_made_by_one_process_is_resumed_by_another() {
 fn gate_exits_three_with_the_error_body_when_the_thread_waits_for_a_human() {
     let env = Env::new();
     let outcome = env.pause("t1");
-    let out = env.run(&["gate", "--thread", "t1", "--run", "r2"], Some(&bash_call("c2").to_string()));
+    let out = env.run(
+        &["gate", "--thread", "t1", "--run", "r2"],
+        Some(&bash_call("c2").to_string()),
+    );
     assert_eq!(code(&out), 3, "{}", stderr(&out));
     let body = json_of(&out);
     assert_eq!(body["error"]["code"], "approval_pending");
-    assert_eq!(body["error"]["details"]["approval_id"], outcome["approval_id"]);
+    assert_eq!(
+        body["error"]["details"]["approval_id"],
+        outcome["approval_id"]
+    );
 }
 
 #[test]
@@ -148,7 +170,12 @@ fn list_prints_pending_approvals_and_filters_by_thread() {
     assert_eq!(one.as_array().unwrap().len(), 1);
     assert_eq!(one[0]["thread_id"], "t2");
     assert_eq!(one[0]["run_state"], "waiting_for_input");
-    assert!(one[0]["requests"][0]["request_id"].as_str().unwrap().starts_with("req_"));
+    assert!(
+        one[0]["requests"][0]["request_id"]
+            .as_str()
+            .unwrap()
+            .starts_with("req_")
+    );
 }
 
 #[test]
@@ -168,12 +195,25 @@ fn resume_with_decisions_that_do_not_match_exits_two_with_the_mismatch() {
         "decisions.json",
         &json!({"decisions": [{"request_id": "req_other", "decision": "approve"}]}),
     );
-    let out = env.run(&["approvals", "resume", "--thread", "t1", "--decisions", &file], None);
+    let out = env.run(
+        &[
+            "approvals",
+            "resume",
+            "--thread",
+            "t1",
+            "--decisions",
+            &file,
+        ],
+        None,
+    );
     assert_eq!(code(&out), 2);
     let body = json_of(&out);
     assert_eq!(body["error"]["code"], "decisions_mismatch");
     assert_eq!(body["error"]["details"]["extra"], json!(["req_other"]));
-    assert_eq!(body["error"]["details"]["missing"], json!([outcome["requests"][0]["request_id"]]));
+    assert_eq!(
+        body["error"]["details"]["missing"],
+        json!([outcome["requests"][0]["request_id"]])
+    );
 }
 
 #[test]
@@ -181,7 +221,14 @@ fn of_two_resumes_started_at_once_in_two_processes_exactly_one_wins() {
     let env = Env::new();
     let outcome = env.pause("t1");
     let file = env.write("decisions.json", &approve_all(&outcome));
-    let args = ["approvals", "resume", "--thread", "t1", "--decisions", file.as_str()];
+    let args = [
+        "approvals",
+        "resume",
+        "--thread",
+        "t1",
+        "--decisions",
+        file.as_str(),
+    ];
     let children = [env.spawn(&args, None), env.spawn(&args, None)];
     let mut codes: Vec<i32> = children
         .into_iter()
@@ -196,7 +243,16 @@ fn clear_rejects_the_pause_frees_the_thread_and_is_journalled() {
     let env = Env::new();
     env.pause("t1");
     let out = env.run(
-        &["approvals", "clear", "--thread", "t1", "--actor", "ops-bob", "--reason", "abandoned"],
+        &[
+            "approvals",
+            "clear",
+            "--thread",
+            "t1",
+            "--actor",
+            "ops-bob",
+            "--reason",
+            "abandoned",
+        ],
         None,
     );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
@@ -205,8 +261,14 @@ fn clear_rejects_the_pause_frees_the_thread_and_is_journalled() {
     assert_eq!(cleared["cleared"]["resolved_by"]["actor"], "ops-bob");
     let history = json_of(&env.run(&["approvals", "history", "--thread", "t1"], None));
     let last = history.as_array().unwrap().last().unwrap();
-    assert_eq!((last["kind"].as_str(), last["actor"].as_str()), (Some("cleared"), Some("ops-bob")));
-    let out = env.run(&["gate", "--thread", "t1", "--run", "r2"], Some(&bash_call("c2").to_string()));
+    assert_eq!(
+        (last["kind"].as_str(), last["actor"].as_str()),
+        (Some("cleared"), Some("ops-bob"))
+    );
+    let out = env.run(
+        &["gate", "--thread", "t1", "--run", "r2"],
+        Some(&bash_call("c2").to_string()),
+    );
     assert_eq!(code(&out), 0, "the thread takes new runs: {}", stderr(&out));
 }
 
@@ -224,10 +286,75 @@ fn list_all_includes_resolved_approvals() {
 fn the_data_dir_flag_overrides_the_configuration() {
     let env = Env::new();
     let out = env.run(
-        &["gate", "--thread", "t1", "--run", "r1", "--data-dir", "elsewhere"],
+        &[
+            "gate",
+            "--thread",
+            "t1",
+            "--run",
+            "r1",
+            "--data-dir",
+            "elsewhere",
+        ],
         Some(&bash_call("c1").to_string()),
     );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(env.path().join("elsewhere/approvals.sqlite3").exists());
     assert!(!env.path().join("state").exists());
+}
+
+#[test]
+fn a_pause_survives_the_process_being_killed_and_is_resumed_by_a_new_one() {
+    use std::os::unix::process::ExitStatusExt;
+    let env = Env::new();
+    // Arguments far larger than a pipe's buffer: with nobody reading its
+    // stdout, the process blocks while printing, after the pause is stored,
+    // until it is killed.
+    let big = "x".repeat(1 << 20);
+    let response = json!({"message": {"tool_calls": [
+        {"id": "c1", "name": "bash", "args": {"command": big}}
+    ]}});
+    let mut child = env.spawn(
+        &["gate", "--thread", "t1", "--run", "r1"],
+        Some(&response.to_string()),
+    );
+    let mut listed = json!([]);
+    for _ in 0..600 {
+        listed = json_of(&env.run(&["approvals", "list"], None));
+        if !listed.as_array().unwrap().is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(
+        listed.as_array().unwrap().len(),
+        1,
+        "the pause was never stored"
+    );
+    child.kill().unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(
+        status.signal(),
+        Some(9),
+        "the process was killed, not finished: {status:?}"
+    );
+
+    let file = env.write(
+        "decisions.json",
+        &json!({"decisions": [
+            {"request_id": listed[0]["requests"][0]["request_id"], "decision": "reject"}
+        ]}),
+    );
+    let out = env.run(
+        &[
+            "approvals",
+            "resume",
+            "--thread",
+            "t1",
+            "--decisions",
+            &file,
+        ],
+        None,
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(json_of(&out)["calls"][0]["status"], "denied");
 }

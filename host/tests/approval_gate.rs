@@ -557,3 +557,20 @@ fn an_unknown_non_interactive_value_is_refused_at_load() {
     .to_string();
     assert!(err.contains("hitl_approval.non_interactive"), "{err}");
 }
+
+#[test]
+fn durability_defaults_to_normal_and_accepts_full() {
+    use warden_host::approval::Durability;
+    let default = Config::parse("{}", "w.yaml", ".".into()).unwrap();
+    assert_eq!(default.hitl_approval.durability, Durability::Normal);
+    let full = Config::parse("hitl_approval:\n  durability: full\n", "w.yaml", ".".into()).unwrap();
+    assert_eq!(full.hitl_approval.durability, Durability::Full);
+    let err = Config::parse(
+        "hitl_approval:\n  durability: eventually\n",
+        "w.yaml",
+        ".".into(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("hitl_approval.durability"), "{err}");
+}

@@ -11,8 +11,8 @@ use common::approval::*;
 use serde_json::{Value, json};
 use warden_host::approval::{
     AiMessage, ApprovalEvent, ApprovalGate, ApprovalRecord, ApprovalStatus, ApprovalStore,
-    CallOutcome, CallStatus, DecisionKind, EventKind, GateOutcome, ListFilter, ResolvedBy,
-    ResumeRequest, RunState, SqliteApprovalStore, StoredRequest,
+    CallOutcome, CallStatus, DecisionKind, Durability, EventKind, GateOutcome, ListFilter,
+    ResolvedBy, ResumeRequest, RunState, SqliteApprovalStore, StoredRequest,
 };
 use warden_host::{ApprovalError, Caller, Reason};
 
@@ -385,7 +385,7 @@ fn a_pause_survives_a_restart_and_is_resumed_by_the_new_process() {
 }
 
 fn gate_on(yaml: &str, dir: &std::path::Path) -> ApprovalGate {
-    ApprovalGate::open(Arc::new(common::warden(yaml)), dir).unwrap()
+    ApprovalGate::open(Arc::new(common::warden(yaml)), dir, Durability::default()).unwrap()
 }
 
 #[test]
@@ -745,11 +745,11 @@ fn a_broken_older_pause_is_recovered_by_an_operators_clear_with_a_journal_entry(
 fn a_store_written_by_a_newer_schema_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("approvals.sqlite3");
-    drop(SqliteApprovalStore::open(&path).unwrap());
+    drop(SqliteApprovalStore::open(&path, Durability::default()).unwrap());
     let raw = rusqlite::Connection::open(&path).unwrap();
     raw.pragma_update(None, "user_version", 99).unwrap();
     drop(raw);
-    let err = SqliteApprovalStore::open(&path)
+    let err = SqliteApprovalStore::open(&path, Durability::default())
         .err()
         .expect("refused")
         .to_string();
@@ -767,4 +767,13 @@ fn the_journal_is_append_only() {
         .to_string();
     assert!(err.contains("append-only"), "{err}");
     assert_eq!(g.gate.journal(None).unwrap().len(), 1);
+}
+
+#[test]
+fn the_store_runs_with_the_durability_it_was_opened_with() {
+    let dir = tempfile::tempdir().unwrap();
+    for durability in [Durability::Full, Durability::Normal] {
+        let store = SqliteApprovalStore::open_in(dir.path(), durability).unwrap();
+        assert_eq!(store.durability().unwrap(), durability);
+    }
 }

@@ -220,17 +220,24 @@ fn data_dir(args: &StoreArgs) -> anyhow::Result<(Config, PathBuf)> {
 fn open_gate(args: &StoreArgs) -> anyhow::Result<ApprovalGate> {
     let (config, dir) = data_dir(args)?;
     let warden = Warden::new(&config)?;
-    Ok(ApprovalGate::open(Arc::new(warden), &dir)?)
+    Ok(ApprovalGate::open(
+        Arc::new(warden),
+        &dir,
+        config.hitl_approval.durability,
+    )?)
 }
 
 /// The store, if the data directory has one: reading never creates it.
 fn existing_store(args: &StoreArgs) -> anyhow::Result<Option<SqliteApprovalStore>> {
-    let (_, dir) = data_dir(args)?;
+    let (config, dir) = data_dir(args)?;
     let path = dir.join(STORE_FILE);
     if !path.exists() {
         return Ok(None);
     }
-    Ok(Some(SqliteApprovalStore::open(&path)?))
+    Ok(Some(SqliteApprovalStore::open(
+        &path,
+        config.hitl_approval.durability,
+    )?))
 }
 
 fn read_input(source: &str, what: &str) -> anyhow::Result<Vec<u8>> {

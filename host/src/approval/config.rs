@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::sqlite::Durability;
+
 /// `hitl_approval:` in the configuration file. An opt-in gate on selected
 /// tools, not a way for an unattended run to wait for a human.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
@@ -17,6 +19,11 @@ pub struct HitlApproval {
     /// Subagents and harnesses that cannot resume always deny, whatever this says.
     #[serde(default)]
     pub non_interactive: NonInteractive,
+    /// How hard the approval store waits for the disk: `normal` (the default:
+    /// a pause survives a crash or kill of the process) or `full` (a power cut
+    /// too, at one fsync per write). Read when the store opens.
+    #[serde(default)]
+    pub durability: Durability,
 }
 
 /// `hitl_approval.non_interactive`.

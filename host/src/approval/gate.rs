@@ -16,7 +16,7 @@ use super::error::{ApprovalError, PendingRequest};
 use super::message::{AiMessage, ModelToolCall};
 use super::origin::{Reach, RunOrigin};
 use super::outcome::{ApprovalRequest, CallOutcome, CallStatus, GateOutcome, Resolution, RunState};
-use super::sqlite::SqliteApprovalStore;
+use super::sqlite::{Durability, SqliteApprovalStore};
 use super::store::{
     ApprovalEvent, ApprovalRecord, ApprovalStatus, ApprovalStore, EventKind, JournalledCall,
     ListFilter, StoreError,
@@ -121,9 +121,14 @@ impl ApprovalGate {
         ApprovalGate { warden, store }
     }
 
-    /// The gate with the SQLite store in `data_dir` (see `Config::data_dir`).
-    pub fn open(warden: Arc<Warden>, data_dir: &Path) -> Result<Self, StoreError> {
-        let store = SqliteApprovalStore::open_in(data_dir)?;
+    /// The gate with the SQLite store in `data_dir` (`Config::data_dir`), at
+    /// `durability` (`hitl_approval.durability`).
+    pub fn open(
+        warden: Arc<Warden>,
+        data_dir: &Path,
+        durability: Durability,
+    ) -> Result<Self, StoreError> {
+        let store = SqliteApprovalStore::open_in(data_dir, durability)?;
         Ok(ApprovalGate::new(warden, Arc::new(store)))
     }
 

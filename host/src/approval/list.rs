@@ -54,7 +54,7 @@ mod tests {
     fn list(tools: &[&str]) -> ApprovalList {
         ApprovalList::new(&HitlApproval {
             tools: tools.iter().map(|t| t.to_string()).collect(),
-            non_interactive: NonInteractive::Deny,
+            ..HitlApproval::default()
         })
     }
 
@@ -95,7 +95,7 @@ mod tests {
     fn a_rule_with_arguments_is_refused_not_taken_literally() {
         let config = HitlApproval {
             tools: vec!["read_file".into(), "Bash(git push *)".into()],
-            non_interactive: NonInteractive::Deny,
+            ..HitlApproval::default()
         };
         let (index, message) = config.check().unwrap_err();
         assert_eq!(index, 1);

@@ -8,7 +8,8 @@
 //! use warden_host::{Caller, Config, Warden};
 //!
 //! let config = Config::embedded();
-//! let gate = ApprovalGate::open(Arc::new(Warden::new(&config)?), &config.data_dir())?;
+//! let warden = Arc::new(Warden::new(&config)?);
+//! let gate = ApprovalGate::open(warden, &config.data_dir(), config.hitl_approval.durability)?;
 //! let response = ModelResponse::from_json(br#"{"message": {"tool_calls": [
 //!     {"id": "call_1", "name": "bash", "args": {"command": "git push"}}]}}"#)?;
 //! let outcome = gate.submit(&RunRef::new("thread-1", "run-1"), &response, Caller::Agent)?;
@@ -43,7 +44,7 @@ pub use outcome::{
     RunState,
 };
 pub use resume::{RejectAll, RequestDecision, ResumeRequest};
-pub use sqlite::SqliteApprovalStore;
+pub use sqlite::{Durability, SqliteApprovalStore};
 pub use store::{
     ApprovalEvent, ApprovalRecord, ApprovalStatus, ApprovalStore, EventKind, ListFilter,
     StoreError, StoredRequest,

@@ -1,5 +1,5 @@
-//! The approval store in one embedded SQLite file (WAL, full sync), durable
-//! across restarts. At most one pending approval per thread is a unique partial
+//! The approval store in one embedded SQLite file (WAL), durable across
+//! restarts. At most one pending approval per thread is a unique partial
 //! index; consumption is a conditional update inside an immediate transaction,
 //! so of two resumes, in one process or in two, exactly one changes the row.
 
@@ -71,6 +71,40 @@ struct Body {
     generation: u64,
 }
 
+/// How hard a commit waits for the disk.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Deserialize, serde::Serialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Durability {
+    /// Commits reach the OS before they return and the disk at checkpoints
+    /// (WAL with `synchronous=NORMAL`): a pause or a resume survives a crash or
+    /// kill of the process; if the machine loses power, the last few may be
+    /// lost (never half-written). Losing one fails safe: a lost pause is a 404
+    /// on resume (nothing ran), a lost resume leaves the approval pending.
+    #[default]
+    Normal,
+    /// Every commit reaches the disk before it returns (`synchronous=FULL`),
+    /// surviving a power cut too, at one fsync per write.
+    Full,
+}
+
+impl Durability {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Durability::Normal => "normal",
+            Durability::Full => "full",
+        }
+    }
+
+    fn pragma(self) -> &'static str {
+        match self {
+            Durability::Normal => "NORMAL",
+            Durability::Full => "FULL",
+        }
+    }
+}
+
 /// Approvals in a SQLite file. One connection per store, used by one thread at
 /// a time; other processes open their own.
 pub struct SqliteApprovalStore {
@@ -81,16 +115,16 @@ pub struct SqliteApprovalStore {
 impl SqliteApprovalStore {
     /// Opens (creating when absent) the store in `data_dir`, creating the
     /// directory too.
-    pub fn open_in(data_dir: &Path) -> Result<Self, StoreError> {
+    pub fn open_in(data_dir: &Path, durability: Durability) -> Result<Self, StoreError> {
         std::fs::create_dir_all(data_dir).map_err(|e| StoreError::Open {
             path: data_dir.display().to_string(),
             message: e.to_string(),
         })?;
-        Self::open(&data_dir.join(STORE_FILE))
+        Self::open(&data_dir.join(STORE_FILE), durability)
     }
 
     /// Opens (creating when absent) the store file at `path`.
-    pub fn open(path: &Path) -> Result<Self, StoreError> {
+    pub fn open(path: &Path, durability: Durability) -> Result<Self, StoreError> {
         let shown = path.display().to_string();
         let open_error = |e: rusqlite::Error| StoreError::Open {
             path: shown.clone(),
@@ -101,9 +135,8 @@ impl SqliteApprovalStore {
         connection
             .pragma_update(None, "journal_mode", "WAL")
             .map_err(open_error)?;
-        // A pause must survive a crash of the machine, not only of the process.
         connection
-            .pragma_update(None, "synchronous", "FULL")
+            .pragma_update(None, "synchronous", durability.pragma())
             .map_err(open_error)?;
         migrate(&mut connection, &shown)?;
         Ok(SqliteApprovalStore {
@@ -114,6 +147,22 @@ impl SqliteApprovalStore {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The durability the connection really runs with, read back from SQLite.
+    pub fn durability(&self) -> Result<Durability, StoreError> {
+        let level: i64 = self.with(|connection| {
+            connection
+                .query_row("PRAGMA synchronous", [], |row| row.get(0))
+                .map_err(db)
+        })?;
+        match level {
+            1 => Ok(Durability::Normal),
+            2 => Ok(Durability::Full),
+            other => Err(StoreError::Database(format!(
+                "unexpected synchronous level {other}"
+            ))),
+        }
     }
 
     fn with<T>(

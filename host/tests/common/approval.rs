@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use warden_host::approval::{
-    ApprovalGate, CallOutcome, CallStatus, GateOutcome, ModelResponse, RequestDecision,
+    ApprovalGate, CallOutcome, CallStatus, Durability, GateOutcome, ModelResponse, RequestDecision,
     ResumeRequest, RunRef, SqliteApprovalStore,
 };
 use warden_host::{ApprovalError, Caller};
@@ -23,7 +23,12 @@ pub const BASH_NEEDS_APPROVAL: &str = "hitl_approval:\n  tools: [bash]\n";
 /// A gate on this configuration, with a fresh store.
 pub fn gate(yaml: &str) -> TestGate {
     let dir = tempfile::tempdir().unwrap();
-    let gate = ApprovalGate::open(Arc::new(super::warden(yaml)), dir.path()).unwrap();
+    let gate = ApprovalGate::open(
+        Arc::new(super::warden(yaml)),
+        dir.path(),
+        Durability::default(),
+    )
+    .unwrap();
     TestGate {
         gate,
         dir,
@@ -34,7 +39,7 @@ pub fn gate(yaml: &str) -> TestGate {
 impl TestGate {
     /// Another gate on the same store file, as another process would open it.
     pub fn reopen(&self) -> ApprovalGate {
-        let store = SqliteApprovalStore::open_in(self.dir.path()).unwrap();
+        let store = SqliteApprovalStore::open_in(self.dir.path(), Durability::default()).unwrap();
         ApprovalGate::new(Arc::new(super::warden(&self.yaml)), Arc::new(store))
     }
 
