@@ -514,7 +514,7 @@ pub(crate) fn denied(
 }
 
 /// The visible note of a denied call, in DeerFlow's guardrail wording.
-pub(crate) fn denial_note(tool: &str, reasons: &[Reason]) -> String {
+fn denial_note(tool: &str, reasons: &[Reason]) -> String {
     let (code, message) = reasons
         .first()
         .map(|r| (r.code.as_str(), r.message.as_str()))

@@ -12,13 +12,13 @@ use serde_json::Value;
 use super::codes;
 use super::error::{ApprovalError, Mismatch};
 use super::gate::{
-    ApprovalGate, check_args, check_id, denial_note, denied, journalled, outcome, parse_body,
-    request_id,
+    ApprovalGate, check_args, check_id, denied, journalled, outcome, parse_body, request_id,
 };
-use super::message::AiMessage;
+use super::message::{AiMessage, ModelToolCall};
 use super::outcome::{CallOutcome, CallStatus, DecisionKind, Resolution, ResolvedBy, RunState};
 use super::store::{
-    ApprovalEvent, ApprovalRecord, ApprovalStatus, EventKind, Expected, ListFilter, requests_digest,
+    ApprovalEvent, ApprovalRecord, ApprovalStatus, EventKind, Expected, JournalledCall, ListFilter,
+    requests_digest,
 };
 use crate::decision::{Reason, Verdict};
 use crate::pipeline;
@@ -282,17 +282,11 @@ impl ApprovalGate {
                 Answers::RejectAll(rejection("a human reviewer", message))
             }
         };
-        let by = ResolvedBy::Resume {
-            run_id: resume_run.clone(),
-        };
         self.settle(
             &record,
             &check,
             &answers,
-            by,
-            EventKind::Resumed,
-            &resume_run,
-            None,
+            ResolvedBy::Resume { run_id: resume_run },
         )
     }
 
@@ -362,17 +356,7 @@ impl ApprovalGate {
             actor: actor.to_string(),
             reason: reason.map(str::to_string),
         };
-        let run_id = record.run_id.clone();
-        self.settle(
-            &record,
-            &check,
-            &answers,
-            by,
-            EventKind::Cleared,
-            &run_id,
-            Some(actor),
-        )
-        .map(Some)
+        self.settle(&record, &check, &answers, by).map(Some)
     }
 
     /// The approval a resume answers: it must exist on this thread and still be pending.
@@ -410,18 +394,30 @@ impl ApprovalGate {
     }
 
     /// Applies the answers to the stored message and consumes the approval.
-    #[allow(clippy::too_many_arguments)]
+    /// A resume is journalled under the resuming run; a clear under the paused
+    /// run, naming the operator.
     fn settle(
         &self,
         record: &ApprovalRecord,
         check: &Recomputed,
         answers: &Answers<'_>,
         resolved_by: ResolvedBy,
-        kind: EventKind,
-        attributed_to: &str,
-        actor: Option<&str>,
     ) -> Result<Resolution, ApprovalError> {
-        let (calls, message, journal) = self.answer(record, check, answers, attributed_to);
+        let (kind, attributed_to, actor, note) = match &resolved_by {
+            ResolvedBy::Resume { run_id } => (
+                EventKind::Resumed,
+                run_id.clone(),
+                None,
+                (*run_id != record.run_id).then(|| format!("resumes run '{}'", record.run_id)),
+            ),
+            ResolvedBy::Clear { actor, reason } => (
+                EventKind::Cleared,
+                record.run_id.clone(),
+                Some(actor.clone()),
+                reason.clone(),
+            ),
+        };
+        let (calls, message, journal) = self.answer(record, check, answers, &attributed_to);
         let resolution = Resolution {
             approval_id: record.approval_id.clone(),
             thread_id: record.thread_id.clone(),
@@ -439,13 +435,9 @@ impl ApprovalGate {
             kind,
             thread_id: record.thread_id.clone(),
             approval_id: record.approval_id.clone(),
-            run_id: attributed_to.to_string(),
-            actor: actor.map(str::to_string),
-            note: match &resolution.resolved_by {
-                ResolvedBy::Clear { reason, .. } => reason.clone(),
-                ResolvedBy::Resume { .. } => (attributed_to != record.run_id)
-                    .then(|| format!("resumes run '{}'", record.run_id)),
-            },
+            run_id: attributed_to,
+            actor,
+            note,
             calls: journal,
         };
         let digest = requests_digest(&record.requests);
@@ -475,11 +467,7 @@ impl ApprovalGate {
         check: &Recomputed,
         answers: &Answers<'_>,
         attributed_to: &str,
-    ) -> (
-        Vec<CallOutcome>,
-        AiMessage,
-        Vec<super::store::JournalledCall>,
-    ) {
+    ) -> (Vec<CallOutcome>, AiMessage, Vec<JournalledCall>) {
         let message = &record.message;
         let addressability = message.addressability();
         // The pause's verdicts on the calls still in the message, in order.
@@ -490,15 +478,20 @@ impl ApprovalGate {
             .iter()
             .map(|(rid, i)| (*i, rid.as_str()))
             .collect();
-        let request_ids: HashSet<Option<&str>> = record
+        let requested: HashSet<Option<&str>> = record
             .requests
             .iter()
             .map(|r| r.tool_call_id.as_deref())
             .collect();
-        let mut context = record.context.clone();
-        context.run_id = Some(attributed_to.to_string());
+        let judge = Rejudge {
+            snapshot: self.warden().snapshot(),
+            context: CallContext {
+                run_id: Some(attributed_to.to_string()),
+                ..record.context.clone()
+            },
+            caller: record.caller,
+        };
 
-        let snapshot = self.warden().snapshot();
         let mut rewritten = message.clone();
         let mut removed = HashSet::new();
         let mut calls: Vec<CallOutcome> =
@@ -506,100 +499,105 @@ impl ApprovalGate {
         let mut journal = Vec::new();
         for (j, call) in message.tool_calls.iter().enumerate() {
             let index = if consistent { live[j].index } else { j };
+            let base = live.get(j).filter(|_| consistent);
             let outcome = if let Some(problem) = &addressability[j] {
-                // A pause from an older release: the call cannot carry an
-                // answer, so it goes from every surface with a visible note.
+                // Only a pause from an older release holds such a call: it
+                // cannot carry an answer, so it goes from every surface.
                 removed.insert(call.id.clone());
-                let mut o = denied(
-                    index,
-                    call,
-                    vec![Reason::new(problem.code(), problem.describe())],
-                    Some(codes::STAGE),
-                );
+                let reason = Reason::new(problem.code(), problem.describe());
+                let mut o = denied(index, call, vec![reason], Some(codes::STAGE));
                 o.removed = true;
-                if request_ids.contains(&call.id.as_deref()) {
+                if requested.contains(&call.id.as_deref()) {
                     o.decision = Some(DecisionKind::Reject);
                 }
-                journal.push(journalled(&o));
                 o
             } else if let Some(rid) = by_position.get(&j) {
-                let o = match answers {
-                    Answers::RejectAll(reason) => reject(index, call, reason.clone(), rid),
-                    Answers::Each(decisions) => {
-                        let d = decisions[rid];
-                        match d.decision {
-                            DecisionKind::Approve => {
-                                let granted = Reason::new(
-                                    codes::APPROVAL_GRANTED,
-                                    "approved by a human reviewer",
-                                );
-                                let mut o = outcome(
-                                    index,
-                                    call,
-                                    CallStatus::Run,
-                                    vec![granted],
-                                    Some(codes::STAGE),
-                                );
-                                o.decision = Some(DecisionKind::Approve);
-                                o.request_id = Some(rid.to_string());
-                                o
-                            }
-                            DecisionKind::Reject => reject(
-                                index,
-                                call,
-                                rejection("a human reviewer", d.message.as_deref()),
-                                rid,
-                            ),
-                            DecisionKind::Edit => {
-                                let args = d.args.clone().unwrap_or(Value::Null);
-                                let o =
-                                    rejudge(&snapshot, index, call, args, &context, record, rid);
-                                if o.status == CallStatus::Run
-                                    && let Some(id) = call.id.as_deref()
-                                {
-                                    rewritten.replace_args(id, &o.args);
-                                }
-                                o
-                            }
-                        }
-                    }
-                };
-                journal.push(journalled(&o));
-                o
+                decide(index, call, rid, answers, &judge)
+            } else if let Some(base) = base.filter(|b| b.status != CallStatus::Pending) {
+                // Not asked about: the pause's verdict stands.
+                calls.push((*base).clone());
+                continue;
             } else {
-                match live.get(j).filter(|_| consistent) {
-                    Some(base) if base.status != CallStatus::Pending => (*base).clone(),
-                    // A pending call the mapping does not reach (a broken
-                    // pause), or no stored verdict at all: it never runs.
-                    _ => {
-                        let o = match answers {
-                            Answers::RejectAll(reason) => {
-                                let mut o =
-                                    denied(index, call, vec![reason.clone()], Some(codes::STAGE));
-                                o.decision = Some(DecisionKind::Reject);
-                                o
-                            }
-                            Answers::Each(_) => denied(
-                                index,
-                                call,
-                                vec![Reason::new(
-                                    codes::APPROVAL_UNAVAILABLE,
-                                    "the pause holds no verdict for this call",
-                                )],
-                                Some(codes::STAGE),
-                            ),
-                        };
-                        journal.push(journalled(&o));
+                // Pending without a request the mapping reaches (a broken
+                // pause), or without any stored verdict: it never runs.
+                match answers {
+                    Answers::RejectAll(reason) => {
+                        let mut o = denied(index, call, vec![reason.clone()], Some(codes::STAGE));
+                        o.decision = Some(DecisionKind::Reject);
                         o
+                    }
+                    Answers::Each(_) => {
+                        let reason = Reason::new(
+                            codes::APPROVAL_UNAVAILABLE,
+                            "the pause holds no verdict for this call",
+                        );
+                        denied(index, call, vec![reason], Some(codes::STAGE))
                     }
                 }
             };
+            if outcome.decision == Some(DecisionKind::Edit)
+                && outcome.status == CallStatus::Run
+                && let Some(id) = call.id.as_deref()
+            {
+                rewritten.replace_args(id, &outcome.args);
+            }
+            journal.push(journalled(&outcome));
             calls.push(outcome);
         }
         rewritten.remove_calls(&removed);
         calls.sort_by_key(|c| c.index);
         (calls, rewritten, journal)
     }
+}
+
+/// What an edited call is judged again with: the policy live now, the paused
+/// run's context attributed to the resuming run, and the caller that paused.
+struct Rejudge {
+    snapshot: std::sync::Arc<crate::registry::Snapshot>,
+    context: CallContext,
+    caller: crate::request::Caller,
+}
+
+/// One pending call, answered.
+fn decide(
+    index: usize,
+    call: &ModelToolCall,
+    rid: &str,
+    answers: &Answers<'_>,
+    judge: &Rejudge,
+) -> CallOutcome {
+    let mut o = match answers {
+        Answers::RejectAll(reason) => denied(index, call, vec![reason.clone()], Some(codes::STAGE)),
+        Answers::Each(decisions) => {
+            let d = decisions[rid];
+            match d.decision {
+                DecisionKind::Approve => {
+                    let granted =
+                        Reason::new(codes::APPROVAL_GRANTED, "approved by a human reviewer");
+                    outcome(
+                        index,
+                        call,
+                        CallStatus::Run,
+                        vec![granted],
+                        Some(codes::STAGE),
+                    )
+                }
+                DecisionKind::Reject => {
+                    let reason = rejection("a human reviewer", d.message.as_deref());
+                    denied(index, call, vec![reason], Some(codes::STAGE))
+                }
+                DecisionKind::Edit => {
+                    rejudge(index, call, d.args.clone().unwrap_or(Value::Null), judge)
+                }
+            }
+        }
+    };
+    o.decision = Some(match answers {
+        Answers::RejectAll(_) => DecisionKind::Reject,
+        Answers::Each(decisions) => decisions[rid].decision,
+    });
+    o.request_id = Some(rid.to_string());
+    o
 }
 
 /// The reason of a rejection.
@@ -611,31 +609,10 @@ fn rejection(by: &str, message: Option<&str>) -> Reason {
     Reason::new(codes::APPROVAL_REJECTED, text)
 }
 
-fn reject(
-    index: usize,
-    call: &super::message::ModelToolCall,
-    reason: Reason,
-    request_id: &str,
-) -> CallOutcome {
-    let mut o = denied(index, call, vec![reason], Some(codes::STAGE));
-    o.decision = Some(DecisionKind::Reject);
-    o.request_id = Some(request_id.to_string());
-    o
-}
-
-/// An edited call goes through the whole pipeline again, as the caller that
-/// paused it. A deny stands; an ask is the question the human just answered by
-/// writing these arguments.
-fn rejudge(
-    snapshot: &crate::registry::Snapshot,
-    index: usize,
-    call: &super::message::ModelToolCall,
-    args: Value,
-    context: &CallContext,
-    record: &ApprovalRecord,
-    rid: &str,
-) -> CallOutcome {
-    let edited = super::message::ModelToolCall {
+/// An edited call goes through the whole pipeline again. A deny stands; an
+/// ask is the question the human just answered by writing these arguments.
+fn rejudge(index: usize, call: &ModelToolCall, args: Value, judge: &Rejudge) -> CallOutcome {
+    let edited = ModelToolCall {
         args: args.clone(),
         ..call.clone()
     };
@@ -643,20 +620,16 @@ fn rejudge(
         tool_name: call.name.clone(),
         tool_input: args,
         tool_call_id: call.id.clone(),
-        context: context.clone(),
+        context: judge.context.clone(),
     };
-    let mut o = match pipeline::evaluate(snapshot, &tool_call, record.caller) {
-        Err(err) => denied(
-            index,
-            &edited,
-            vec![Reason::new(
-                codes::INVALID_CALL,
-                format!("invalid edited call: {err}"),
-            )],
-            Some(codes::STAGE),
-        ),
+    match pipeline::evaluate(&judge.snapshot, &tool_call, judge.caller) {
+        Err(err) => {
+            let reason = Reason::new(codes::INVALID_CALL, format!("invalid edited call: {err}"));
+            // The model's own call stays in the message; the note answers it.
+            denied(index, call, vec![reason], Some(codes::STAGE))
+        }
         Ok(e) if e.verdict == Verdict::Deny => {
-            denied(index, &edited, e.reasons, e.decided_by.as_deref())
+            denied(index, call, e.reasons, e.decided_by.as_deref())
         }
         Ok(e) => {
             let mut reasons = vec![Reason::new(
@@ -666,15 +639,7 @@ fn rejudge(
             reasons.extend(e.reasons);
             outcome(index, &edited, CallStatus::Run, reasons, Some(codes::STAGE))
         }
-    };
-    if o.status == CallStatus::Denied {
-        // The model's own call stays in the message; the note answers it.
-        o.args = call.args.clone();
-        o.note = Some(denial_note(&o.name, &o.reasons));
     }
-    o.decision = Some(DecisionKind::Edit);
-    o.request_id = Some(rid.to_string());
-    o
 }
 
 /// How the decisions differ from the pending request ids.
