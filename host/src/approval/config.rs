@@ -64,5 +64,7 @@ fn check_entry(entry: &str) -> Result<(), String> {
             "'{entry}' is not a tool name or glob (it contains whitespace or control characters)"
         ));
     }
-    Ok(())
+    warden_analysis::glob::Glob::case_insensitive(entry)
+        .map(drop)
+        .map_err(|e| e.to_string())
 }

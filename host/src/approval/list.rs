@@ -2,7 +2,7 @@
 //! function, [`ApprovalList::requires_approval`], answers it, so that a richer
 //! rule matcher (`Bash(git push *)`) can replace name matching in one place.
 
-use wildmatch::WildMatch;
+use warden_analysis::glob::Glob;
 
 use super::config::{HitlApproval, NonInteractive};
 use crate::request::ToolCall;
@@ -10,17 +10,21 @@ use crate::request::ToolCall;
 /// `hitl_approval`, compiled once per configuration.
 #[derive(Clone, Debug, Default)]
 pub struct ApprovalList {
-    entries: Vec<(String, WildMatch)>,
+    /// Each entry, and its glob; `None` for an entry that is not a valid glob.
+    entries: Vec<(String, Option<Glob>)>,
     non_interactive: NonInteractive,
 }
 
 impl ApprovalList {
+    /// Compiles the list. Loading a configuration refuses invalid entries; one
+    /// that got here anyway (a `Config` built in code) matches every tool, so
+    /// that a typo never lets a call run unapproved.
     pub fn new(config: &HitlApproval) -> Self {
         ApprovalList {
             entries: config
                 .tools
                 .iter()
-                .map(|entry| (entry.clone(), WildMatch::new_case_insensitive(entry)))
+                .map(|entry| (entry.clone(), Glob::case_insensitive(entry).ok()))
                 .collect(),
             non_interactive: config.non_interactive,
         }
@@ -32,7 +36,7 @@ impl ApprovalList {
     pub fn requires_approval(&self, call: &ToolCall) -> Option<&str> {
         self.entries
             .iter()
-            .find(|(_, pattern)| pattern.matches(&call.tool_name))
+            .find(|(_, glob)| glob.as_ref().is_none_or(|g| g.matches(&call.tool_name)))
             .map(|(entry, _)| entry.as_str())
     }
 
@@ -89,6 +93,22 @@ mod tests {
     #[test]
     fn an_empty_list_needs_no_approval() {
         assert!(needs(&list(&[]), "bash").is_none());
+    }
+
+    #[test]
+    fn an_invalid_entry_that_bypassed_validation_matches_every_tool() {
+        assert!(needs(&list(&["bash["]), "read_file").is_some());
+    }
+
+    #[test]
+    fn an_invalid_glob_is_refused_naming_it() {
+        let config = HitlApproval {
+            tools: vec!["mcp__[".into()],
+            ..HitlApproval::default()
+        };
+        let (index, message) = config.check().unwrap_err();
+        assert_eq!(index, 0);
+        assert!(message.contains("mcp__["), "{message}");
     }
 
     #[test]
