@@ -358,3 +358,36 @@ fn a_pause_survives_the_process_being_killed_and_is_resumed_by_a_new_one() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(json_of(&out)["calls"][0]["status"], "denied");
 }
+
+#[test]
+fn the_example_configuration_pauses_the_example_response_and_takes_the_example_decisions() {
+    let data = tempfile::tempdir().unwrap();
+    let data_dir = data.path().to_str().unwrap();
+    let root = common::repo_root();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_warden"))
+            .args(args)
+            .args([
+                "--config",
+                "examples/approvals.yaml",
+                "--data-dir",
+                data_dir,
+            ])
+            .current_dir(root)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["gate", "--response", "examples/responses/git-push.json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(json_of(&out)["run_state"], "waiting_for_input");
+    let out = run(&[
+        "approvals",
+        "resume",
+        "--thread",
+        "thread-1",
+        "--decisions",
+        "examples/decisions/reject-all.json",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(json_of(&out)["calls"][0]["status"], "denied");
+}
