@@ -574,3 +574,19 @@ fn durability_defaults_to_normal_and_accepts_full() {
     .to_string();
     assert!(err.contains("hitl_approval.durability"), "{err}");
 }
+
+#[test]
+fn other_entry_points_can_check_that_a_thread_waits_for_a_human() {
+    let g = gate(BASH_NEEDS_APPROVAL);
+    g.gate.check_thread("t1").unwrap();
+    g.submit(
+        "t1",
+        "r1",
+        &response(json!([tool_call(json!("c1"), "bash", json!({}))])),
+    );
+    assert_eq!(
+        g.gate.check_thread("t1").unwrap_err().code(),
+        "approval_pending"
+    );
+    g.gate.check_thread("t2").unwrap();
+}

@@ -303,6 +303,16 @@ impl ApprovalGate {
         Ok(())
     }
 
+    /// Refuses (409 `approval_pending`) when the thread waits for a human: for
+    /// any other entry point that starts work on a thread, such as judging a
+    /// single call with a `thread_id`.
+    pub fn check_thread(&self, thread_id: &str) -> Result<(), ApprovalError> {
+        match self.store.pending_on_thread(thread_id)? {
+            Some(pending) => Err(pending_error(&pending)),
+            None => Ok(()),
+        }
+    }
+
     /// Approvals with what a human needs to answer them
     /// (`GET /v1/threads/{thread_id}/approvals`): pending ones, or all.
     pub fn approvals(&self, filter: &ListFilter) -> Result<Vec<ApprovalView>, ApprovalError> {

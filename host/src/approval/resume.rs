@@ -302,8 +302,15 @@ impl ApprovalGate {
     ) -> Result<Resolution, ApprovalError> {
         let resolution = self.resume(thread_id, approval_id, request)?;
         if let Err(err) = hand_off(&resolution) {
-            let message = err.to_string();
-            let restored = self.restore(&resolution, &message)?;
+            let mut message = err.to_string();
+            let restored = match self.restore(&resolution, &message) {
+                Ok(restored) => restored,
+                Err(restore_error) => {
+                    tracing::error!(approval_id = %resolution.approval_id, %restore_error, "restore after a failed hand-off");
+                    message = format!("{message} (and the restore failed: {restore_error})");
+                    false
+                }
+            };
             return Err(ApprovalError::HandOff {
                 approval_id: resolution.approval_id,
                 message,

@@ -374,7 +374,8 @@ impl ApprovalStore for SqliteApprovalStore {
             if !filter.include_resolved {
                 sql.push_str(" AND status = 'pending'");
             }
-            sql.push_str(" ORDER BY created_at, rowid");
+            // Insertion order: timestamps of one second compare badly as text.
+            sql.push_str(" ORDER BY rowid");
             let mut statement = connection.prepare(&sql).map_err(db)?;
             let rows = statement
                 .query_map([filter.thread_id.as_deref()], read_row)
