@@ -19,7 +19,7 @@ use super::outcome::{ApprovalRequest, CallOutcome, CallStatus, GateOutcome, Reso
 use super::sqlite::{Durability, SqliteApprovalStore};
 use super::store::{
     ApprovalEvent, ApprovalRecord, ApprovalStatus, ApprovalStore, EventKind, JournalledCall,
-    ListFilter, StoreError,
+    ListFilter, StoreError, StoredRequest,
 };
 use super::{NonInteractive, codes};
 use crate::decision::{Reason, Verdict};
@@ -188,10 +188,7 @@ impl ApprovalGate {
             let outcome = match problem {
                 Some(problem) => {
                     removed.insert(call.id.clone());
-                    let reason = Reason::new(problem.code(), problem.describe());
-                    let mut outcome = denied(index, call, vec![reason], Some(codes::STAGE));
-                    outcome.removed = true;
-                    outcome
+                    removed_call(index, call, &problem)
                 }
                 None => judge(&snapshot, index, call, &context, caller, &reach),
             };
@@ -269,7 +266,7 @@ impl ApprovalGate {
             requests: outcome
                 .requests
                 .iter()
-                .map(|r| super::store::StoredRequest {
+                .map(|r| StoredRequest {
                     request_id: r.request_id.clone(),
                     tool_call_id: r.tool_call_id.clone(),
                     tool_name: r.tool_name.clone(),
@@ -510,6 +507,19 @@ fn pending(
     by: Option<&str>,
 ) -> CallOutcome {
     outcome(index, call, CallStatus::Pending, reasons, by)
+}
+
+/// A call no answer can reach: denied and taken off every surface, with a note
+/// naming the tool and why.
+pub(crate) fn removed_call(
+    index: usize,
+    call: &ModelToolCall,
+    problem: &super::message::Unaddressable,
+) -> CallOutcome {
+    let reason = Reason::new(problem.code(), problem.describe());
+    let mut outcome = denied(index, call, vec![reason], Some(codes::STAGE));
+    outcome.removed = true;
+    outcome
 }
 
 pub(crate) fn denied(

@@ -12,7 +12,8 @@ use serde_json::Value;
 use super::codes;
 use super::error::{ApprovalError, Mismatch};
 use super::gate::{
-    ApprovalGate, check_args, check_id, denied, journalled, outcome, parse_body, request_id,
+    ApprovalGate, check_args, check_id, denied, journalled, outcome, parse_body, removed_call,
+    request_id,
 };
 use super::message::{AiMessage, ModelToolCall};
 use super::outcome::{CallOutcome, CallStatus, DecisionKind, Resolution, ResolvedBy, RunState};
@@ -511,9 +512,7 @@ impl ApprovalGate {
                 // Only a pause from an older release holds such a call: it
                 // cannot carry an answer, so it goes from every surface.
                 removed.insert(call.id.clone());
-                let reason = Reason::new(problem.code(), problem.describe());
-                let mut o = denied(index, call, vec![reason], Some(codes::STAGE));
-                o.removed = true;
+                let mut o = removed_call(index, call, problem);
                 if requested.contains(&call.id.as_deref()) {
                     o.decision = Some(DecisionKind::Reject);
                 }
