@@ -391,3 +391,44 @@ fn the_example_configuration_pauses_the_example_response_and_takes_the_example_d
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(json_of(&out)["calls"][0]["status"], "denied");
 }
+
+#[test]
+fn a_resume_whose_result_cannot_be_printed_is_restored_for_a_retry() {
+    let env = Env::new();
+    let outcome = env.pause("t1");
+    let file = env.write("decisions.json", &approve_all(&outcome));
+    // A stdout whose reader is already gone: the hand-off (printing) fails.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args([
+            "approvals",
+            "resume",
+            "--thread",
+            "t1",
+            "--decisions",
+            &file,
+        ])
+        .args(["--config", "warden.yaml"])
+        .current_dir(env.path())
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("pending again"), "{}", stderr(&out));
+    let listed = json_of(&env.run(&["approvals", "list", "--thread", "t1"], None));
+    assert_eq!(listed[0]["status"], "pending");
+    let out = env.run(
+        &[
+            "approvals",
+            "resume",
+            "--thread",
+            "t1",
+            "--decisions",
+            &file,
+        ],
+        None,
+    );
+    assert_eq!(code(&out), 0, "the retry goes through: {}", stderr(&out));
+}
