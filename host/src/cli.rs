@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
 
+use crate::approval;
 use crate::config::Config;
 use crate::pipeline::{Evaluation, Warden};
 use crate::request::{Caller, ToolCall};
@@ -59,6 +60,14 @@ enum Command {
         /// endpoint still reload).
         #[arg(long)]
         no_watch: bool,
+    },
+    /// Judge one model response through the approval gate (pausing for a human
+    /// when needed) and print the outcome as JSON.
+    Gate(approval::command::GateArgs),
+    /// Pending approvals: list, resume, clear, history.
+    Approvals {
+        #[command(subcommand)]
+        command: approval::command::ApprovalsCommand,
     },
     /// Load the shipped providers on the embedded defaults and judge example calls.
     Demo,
@@ -140,6 +149,8 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
             crate::server::run(&config, options)?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Gate(args) => approval::command::gate(args),
+        Command::Approvals { command } => approval::command::approvals(command),
         Command::Demo => demo(),
         Command::Bench {
             scenarios,

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::approval::HitlApproval;
+
 /// The embedded default configuration: the shipped providers on sensible settings.
 pub const DEFAULT_CONFIG: &str = include_str!("../../examples/warden.yaml");
 
@@ -20,6 +22,9 @@ pub const DEFAULT_DATA_DIR: &str = ".warden";
 pub struct Config {
     #[serde(default)]
     pub guardrails: Guardrails,
+    /// Tools whose calls need a human's approval (`approval::HitlApproval`).
+    #[serde(default)]
+    pub hitl_approval: HitlApproval,
     /// Where Warden keeps its state (approval store, caches, logs); relative to
     /// this file. Default: `.warden` in the working directory.
     #[serde(default)]
@@ -286,6 +291,9 @@ impl Config {
                 self.invalid(at(&format!("limits.{field}")), message)
             })?;
         }
+        self.hitl_approval
+            .check()
+            .map_err(|(i, message)| self.invalid(format!("hitl_approval.tools[{i}]"), message))?;
         Ok(())
     }
 }

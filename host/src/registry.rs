@@ -8,6 +8,7 @@ use std::time::SystemTime;
 
 use arc_swap::ArcSwap;
 
+use crate::approval::ApprovalList;
 use crate::config::{Config, Guardrails};
 use crate::provider::{LoadError, Provider};
 
@@ -65,6 +66,8 @@ impl ProviderSet {
 pub struct Snapshot {
     pub guardrails: Guardrails,
     pub providers: ProviderSet,
+    /// `hitl_approval`, compiled: which calls need a human.
+    pub approval_list: ApprovalList,
 }
 
 impl Snapshot {
@@ -72,6 +75,7 @@ impl Snapshot {
         Ok(Snapshot {
             guardrails: config.guardrails.clone(),
             providers: ProviderSet::load(config)?,
+            approval_list: ApprovalList::new(&config.hitl_approval),
         })
     }
 }

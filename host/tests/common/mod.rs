@@ -2,6 +2,7 @@
 //! Warden instances configured around them.
 #![allow(dead_code)]
 
+pub mod approval;
 pub mod daemon;
 
 use std::path::{Path, PathBuf};
