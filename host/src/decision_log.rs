@@ -23,6 +23,8 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::approval::{CallOutcome, CallStatus, DecisionKind, GateOutcome, Resolution, ResolvedBy};
+use crate::decision::Verdict;
 use crate::pipeline::Evaluation;
 use crate::request::{ToolCall, now_rfc3339};
 
@@ -152,7 +154,12 @@ impl ArgumentPolicy {
     /// The opted-in arguments of a call, redacted and capped; `None` when the
     /// operator opted in none for this tool.
     pub fn arguments(&self, call: &ToolCall) -> Option<Map<String, Value>> {
-        let wanted: Vec<&String> = [self.fields.get(&call.tool_name), self.fields.get("*")]
+        self.arguments_of(&call.tool_name, &call.tool_input)
+    }
+
+    /// As [`ArgumentPolicy::arguments`], for a tool's name and arguments.
+    pub fn arguments_of(&self, tool_name: &str, tool_input: &Value) -> Option<Map<String, Value>> {
+        let wanted: Vec<&String> = [self.fields.get(tool_name), self.fields.get("*")]
             .into_iter()
             .flatten()
             .flatten()
@@ -160,7 +167,7 @@ impl ArgumentPolicy {
         if wanted.is_empty() {
             return None;
         }
-        let input = call.tool_input.as_object()?;
+        let input = tool_input.as_object()?;
         let mut out = Map::new();
         for field in wanted {
             if let Some(value) = input.get(field.as_str()) {
@@ -309,6 +316,45 @@ impl<'a> DecisionRecord<'a> {
     }
 }
 
+/// One call of a model response, as the approval gate judged it
+/// (`source: tool-calls`) or as a resume answered it (`source: resume`).
+#[derive(Debug, Serialize)]
+pub struct GateCallRecord<'a> {
+    pub decision_id: String,
+    pub time: String,
+    pub source: &'static str,
+    pub thread_id: &'a str,
+    pub run_id: &'a str,
+    pub tool_call_id: Option<&'a str>,
+    pub tool_name: &'a str,
+    /// `allow` (the tool runs), `ask` (it waits for a human) or `deny`.
+    pub verdict: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approval_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub human_decision: Option<DecisionKind>,
+    pub reasons: Vec<LoggedReason>,
+    pub decided_by: Option<&'a str>,
+    /// The provider set that judged the call (its digests are in `swaps.jsonl`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generation: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub caller: Option<Requester<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Map<String, Value>>,
+}
+
+/// The verdict a gate call's status means.
+pub fn status_verdict(status: CallStatus) -> Verdict {
+    match status {
+        CallStatus::Run => Verdict::Allow,
+        CallStatus::Pending => Verdict::Ask,
+        CallStatus::Denied => Verdict::Deny,
+    }
+}
+
 /// The decision log: a JSON-lines file and the argument policy.
 pub struct DecisionLog {
     sink: Option<JsonLines>,
@@ -348,6 +394,48 @@ impl DecisionLog {
         id
     }
 
+    /// Records every call of a model response the approval gate judged.
+    pub fn record_gate(&self, outcome: &GateOutcome, caller: Option<Requester<'_>>) {
+        if let Some(sink) = &self.sink {
+            let policy = self.policy.load();
+            for call in &outcome.calls {
+                sink.append(&gate_record(
+                    "tool-calls",
+                    &outcome.thread_id,
+                    &outcome.run_id,
+                    outcome.approval_id.as_deref(),
+                    call,
+                    Some(outcome.generation),
+                    caller.clone(),
+                    &policy,
+                ));
+            }
+        }
+    }
+
+    /// Records every call a resume answered.
+    pub fn record_resolution(&self, resolution: &Resolution, caller: Option<Requester<'_>>) {
+        if let Some(sink) = &self.sink {
+            let policy = self.policy.load();
+            let run_id = match &resolution.resolved_by {
+                ResolvedBy::Resume { run_id } => run_id.as_str(),
+                _ => resolution.run_id.as_str(),
+            };
+            for call in &resolution.calls {
+                sink.append(&gate_record(
+                    "resume",
+                    &resolution.thread_id,
+                    run_id,
+                    Some(&resolution.approval_id),
+                    call,
+                    None,
+                    caller.clone(),
+                    &policy,
+                ));
+            }
+        }
+    }
+
     /// Applies a reloaded argument policy.
     pub fn set_policy(&self, policy: ArgumentPolicy) {
         self.policy.store(Arc::new(policy));
@@ -367,6 +455,44 @@ impl DecisionLog {
 
     pub fn path(&self) -> Option<&Path> {
         self.sink.as_ref().map(|s| s.path.as_path())
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn gate_record<'a>(
+    source: &'static str,
+    thread_id: &'a str,
+    run_id: &'a str,
+    approval_id: Option<&'a str>,
+    call: &'a CallOutcome,
+    generation: Option<u64>,
+    caller: Option<Requester<'a>>,
+    policy: &ArgumentPolicy,
+) -> GateCallRecord<'a> {
+    GateCallRecord {
+        decision_id: new_decision_id(),
+        time: now_rfc3339(),
+        source,
+        thread_id,
+        run_id,
+        tool_call_id: call.id.as_deref(),
+        tool_name: &call.name,
+        verdict: status_verdict(call.status).as_str(),
+        approval_id: approval_id.filter(|_| call.request_id.is_some()),
+        request_id: call.request_id.as_deref(),
+        human_decision: call.decision,
+        reasons: call
+            .reasons
+            .iter()
+            .map(|r| LoggedReason {
+                code: cap(&r.code),
+                message: cap(&r.message),
+            })
+            .collect(),
+        decided_by: call.decided_by.as_deref(),
+        generation,
+        caller,
+        arguments: policy.arguments_of(&call.name, &call.args),
     }
 }
 

@@ -52,6 +52,8 @@ pub struct ApiError {
     pub status: StatusCode,
     pub code: &'static str,
     pub message: String,
+    /// The structured part, for programs (the approval routes' errors).
+    pub details: serde_json::Value,
 }
 
 #[derive(Serialize, Deserialize, Debug)]
@@ -63,6 +65,8 @@ pub struct ErrorBody {
 pub struct ErrorDetail {
     pub code: String,
     pub message: String,
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+    pub details: serde_json::Value,
 }
 
 impl ApiError {
@@ -71,6 +75,7 @@ impl ApiError {
             status,
             code,
             message: message.into(),
+            details: serde_json::Value::Null,
         }
     }
 
@@ -95,12 +100,24 @@ impl ApiError {
     }
 }
 
+impl From<crate::approval::ApprovalError> for ApiError {
+    fn from(err: crate::approval::ApprovalError) -> Self {
+        ApiError {
+            status: StatusCode::from_u16(err.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            code: err.code(),
+            message: err.to_string(),
+            details: err.details(),
+        }
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = ErrorBody {
             error: ErrorDetail {
                 code: self.code.to_string(),
                 message: self.message,
+                details: self.details,
             },
         };
         let mut response = (self.status, axum::Json(body)).into_response();

@@ -11,6 +11,7 @@ use prometheus::{
     Registry, TextEncoder,
 };
 
+use crate::decision::{Reason, Verdict};
 use crate::pipeline::Evaluation;
 use crate::registry::Snapshot;
 
@@ -187,16 +188,21 @@ impl Metrics {
         }
     }
 
-    /// Counts one decision.
-    pub fn observe(&self, e: &Evaluation) {
-        let verdict = e.verdict.as_str();
+    /// Counts one decision by verdict, deciding stage and reason codes.
+    pub fn decision(&self, verdict: Verdict, decided_by: Option<&str>, reasons: &[Reason]) {
+        let verdict = verdict.as_str();
         self.decisions
-            .with_label_values(&[verdict, e.decided_by.as_deref().unwrap_or("none")])
+            .with_label_values(&[verdict, decided_by.unwrap_or("none")])
             .inc();
-        for reason in &e.reasons {
+        for reason in reasons {
             let code = self.code_label(&reason.code);
             self.reasons.with_label_values(&[verdict, code]).inc();
         }
+    }
+
+    /// Counts one evaluated call, with what each provider said and how long it took.
+    pub fn observe(&self, e: &Evaluation) {
+        self.decision(e.verdict, e.decided_by.as_deref(), &e.reasons);
         self.evaluate_seconds
             .with_label_values(&[] as &[&str])
             .observe(micros(e.duration_us));

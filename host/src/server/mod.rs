@@ -37,6 +37,7 @@ pub use metrics::Metrics;
 pub use reload::{ProviderDigest, ReloadError, ReloadReport, Trigger};
 pub use routes::{OPENAPI, ROUTES, RouteInfo};
 
+use crate::approval::{ApprovalGate, Durability, StoreError};
 use crate::config::{Config, ConfigError};
 use crate::decision_log::{ArgumentPolicy, DecisionLog, DecisionLogError, JsonLines};
 use crate::pipeline::{Evaluation, Warden};
@@ -128,6 +129,8 @@ pub enum ServeError {
     Limits(String),
     #[error(transparent)]
     Log(#[from] DecisionLogError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
     #[error(
         "{config}: no token is configured under server.tokens, so nobody could call the daemon; add one, e.g.\n  server:\n    tokens:\n      - {{name: my-agent, role: agent, token_env: WARDEN_AGENT_TOKEN}}"
     )]
@@ -178,6 +181,7 @@ struct Fixed {
     listen: SocketAddr,
     watch: bool,
     decision_log: (bool, PathBuf),
+    durability: Durability,
 }
 
 impl Fixed {
@@ -189,6 +193,7 @@ impl Fixed {
                 config.decision_log.enabled,
                 config.decision_log.path.clone(),
             ),
+            durability: config.hitl_approval.durability,
         }
     }
 }
@@ -196,7 +201,9 @@ impl Fixed {
 /// The daemon's shared state: the live policy, who may call, the logs and the
 /// metrics.
 pub struct Daemon {
-    warden: Warden,
+    warden: Arc<Warden>,
+    /// Human approval, over the same live policy.
+    gate: ApprovalGate,
     config_path: PathBuf,
     tokens: ArcSwap<Tokens>,
     limits: ArcSwap<HttpLimits>,
@@ -223,13 +230,14 @@ impl Daemon {
             path: data_dir.display().to_string(),
             source,
         })?;
-        let warden = Warden::new(&config)?;
+        let warden = Arc::new(Warden::new(&config)?);
         if let Some((provider, failure)) = warden.snapshot().providers.unhealthy().next() {
             return Err(ServeError::Unhealthy {
                 provider: provider.name().to_string(),
                 message: failure.to_string(),
             });
         }
+        let gate = ApprovalGate::open(warden.clone(), &data_dir, config.hitl_approval.durability)?;
         let decisions = DecisionLog::open(&config.decision_log, &data_dir)?;
         decisions.set_policy(settings.arguments);
         let swaps = JsonLines::open(&data_dir.join(SWAP_LOG))?;
@@ -249,12 +257,18 @@ impl Daemon {
             fixed,
             dispatch: options.dispatch,
             warden,
+            gate,
         })
     }
 
     /// The pipeline and its live policy.
     pub fn warden(&self) -> &Warden {
         &self.warden
+    }
+
+    /// The approval gate.
+    pub fn gate(&self) -> &ApprovalGate {
+        &self.gate
     }
 
     pub fn metrics(&self) -> &Metrics {

@@ -304,6 +304,9 @@ fn restart_warnings(running: &Fixed, wanted: &Fixed) -> Vec<String> {
     if running.watch != wanted.watch {
         out.push("server.watch_config changed; restart to apply it".into());
     }
+    if running.durability != wanted.durability {
+        out.push("hitl_approval.durability changed; restart to apply it".into());
+    }
     if running.decision_log != wanted.decision_log {
         out.push("decision_log.enabled or decision_log.path changed; restart to apply it".into());
     }

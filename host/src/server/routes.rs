@@ -8,18 +8,19 @@ use std::time::{Instant, SystemTime};
 
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{MatchedPath, Request, State};
+use axum::extract::{MatchedPath, Path, RawQuery, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get, post};
 use serde::Serialize;
 
-use super::auth::{Access, Role};
+use super::auth::{Access, Principal, Role};
 use super::body::{ApiError, read_json};
 use super::{Daemon, Trigger};
+use crate::approval::{ApprovalView, ListFilter, ModelResponse, ResumeRequest, RunRef};
 use crate::config::{Limits, OnError};
-use crate::decision_log::Requester;
+use crate::decision_log::{Requester, status_verdict};
 use crate::request::{Caller, RequestError, ToolCall};
 
 /// The OpenAPI document of this API, kept in the repository.
@@ -53,6 +54,24 @@ pub const ROUTES: &[RouteInfo] = &[
         path: "/v1/evaluate",
         access: Some(Access::Agent),
         handler: || post(evaluate),
+    },
+    RouteInfo {
+        method: "POST",
+        path: "/v1/threads/{thread_id}/runs/{run_id}/tool-calls",
+        access: Some(Access::Agent),
+        handler: || post(tool_calls),
+    },
+    RouteInfo {
+        method: "GET",
+        path: "/v1/threads/{thread_id}/approvals",
+        access: Some(Access::Agent),
+        handler: || get(approvals),
+    },
+    RouteInfo {
+        method: "POST",
+        path: "/v1/threads/{thread_id}/approvals/{approval_id}/resume",
+        access: Some(Access::Agent),
+        handler: || post(resume),
     },
     RouteInfo {
         method: "POST",
@@ -147,27 +166,160 @@ async fn evaluate(
     let who = daemon.authorize(&headers, Access::Agent)?;
     let bytes = read_json(&headers, body, &daemon.limits()).await?;
     let call = ToolCall::from_json(&bytes).map_err(request_error)?;
-    // Only a token's role makes a caller internal, never the request body.
-    let caller = match who.role {
-        Role::Internal => Caller::Internal,
-        _ => Caller::Agent,
-    };
+    // A thread waiting for a human starts nothing new until it is answered.
+    if let Some(thread_id) = &call.context.thread_id {
+        daemon.gate.check_thread(thread_id)?;
+    }
+    let caller = caller_of(&who);
     let (call, evaluation) = daemon.judge(call, caller).await?;
     let evaluation = evaluation.map_err(request_error)?;
     daemon.metrics.observe(&evaluation);
-    let id = daemon.decisions.record(
-        &call,
-        &evaluation,
-        Some(Requester {
-            token: &who.name,
-            role: who.role.as_str(),
-        }),
-    );
+    let id = daemon
+        .decisions
+        .record(&call, &evaluation, Some(requester(&who)));
     let mut response = axum::Json(&evaluation).into_response();
     if let Ok(value) = HeaderValue::from_str(&id) {
         response.headers_mut().insert(DECISION_ID_HEADER, value);
     }
     Ok(response)
+}
+
+/// Only a token's role makes a caller internal, never the request body.
+fn caller_of(who: &Principal) -> Caller {
+    match who.role {
+        Role::Internal => Caller::Internal,
+        _ => Caller::Agent,
+    }
+}
+
+fn requester(who: &Principal) -> Requester<'_> {
+    Requester {
+        token: &who.name,
+        role: who.role.as_str(),
+    }
+}
+
+/// Runs blocking work (the approval store) off the async workers.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|err| ApiError::internal(format!("the request failed: {err}")))?
+}
+
+/// `POST /v1/threads/{thread_id}/runs/{run_id}/tool-calls`: a model response
+/// through the approval gate: what runs, what is denied, what waits for a human.
+async fn tool_calls(
+    State(daemon): State<Arc<Daemon>>,
+    Path((thread_id, run_id)): Path<(String, String)>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let who = daemon.authorize(&headers, Access::Agent)?;
+    let bytes = read_json(&headers, body, &daemon.limits()).await?;
+    let caller = caller_of(&who);
+    let worker = daemon.clone();
+    let outcome = blocking(move || {
+        let response = ModelResponse::from_json(&bytes)?;
+        Ok(worker
+            .gate
+            .submit(&RunRef::new(thread_id, run_id), &response, caller)?)
+    })
+    .await?;
+    for call in &outcome.calls {
+        daemon.metrics.decision(
+            status_verdict(call.status),
+            call.decided_by.as_deref(),
+            &call.reasons,
+        );
+    }
+    daemon
+        .decisions
+        .record_gate(&outcome, Some(requester(&who)));
+    Ok(axum::Json(outcome).into_response())
+}
+
+#[derive(Serialize)]
+struct ApprovalPage {
+    thread_id: String,
+    approvals: Vec<ApprovalView>,
+}
+
+/// `GET /v1/threads/{thread_id}/approvals[?all=true]`: the thread's pending
+/// approvals (with `all`, resolved ones too), with what a human needs to answer.
+async fn approvals(
+    State(daemon): State<Arc<Daemon>>,
+    Path(thread_id): Path<String>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    daemon.authorize(&headers, Access::Agent)?;
+    let mut include_resolved = false;
+    for pair in query
+        .as_deref()
+        .unwrap_or("")
+        .split('&')
+        .filter(|p| !p.is_empty())
+    {
+        match pair {
+            "all" | "all=true" => include_resolved = true,
+            "all=false" => include_resolved = false,
+            other => {
+                return Err(ApiError::bad_request(format!(
+                    "unknown query parameter '{other}' (known: all=true|false)"
+                )));
+            }
+        }
+    }
+    let filter = ListFilter {
+        thread_id: Some(thread_id.clone()),
+        include_resolved,
+    };
+    let worker = daemon.clone();
+    let approvals = blocking(move || Ok(worker.gate.approvals(&filter)?)).await?;
+    Ok(axum::Json(ApprovalPage {
+        thread_id,
+        approvals,
+    })
+    .into_response())
+}
+
+/// `POST /v1/threads/{thread_id}/approvals/{approval_id}/resume`: a human's
+/// answer. The answer is serialised before the resume counts as handed over;
+/// if that fails, the approval is put back to pending for a retry.
+async fn resume(
+    State(daemon): State<Arc<Daemon>>,
+    Path((thread_id, approval_id)): Path<(String, String)>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let who = daemon.authorize(&headers, Access::Agent)?;
+    let bytes = read_json(&headers, body, &daemon.limits()).await?;
+    let worker = daemon.clone();
+    let (resolution, answer) = blocking(move || {
+        let request = ResumeRequest::from_json(&bytes)?;
+        let mut answer = Vec::new();
+        let resolution = worker.gate.resume_and_hand_off(
+            &thread_id,
+            Some(&approval_id),
+            &request,
+            |resolution| serde_json::to_vec(resolution).map(|json| answer = json),
+        )?;
+        Ok((resolution, answer))
+    })
+    .await?;
+    for call in &resolution.calls {
+        daemon.metrics.decision(
+            status_verdict(call.status),
+            call.decided_by.as_deref(),
+            &call.reasons,
+        );
+    }
+    daemon
+        .decisions
+        .record_resolution(&resolution, Some(requester(&who)));
+    Ok(([(header::CONTENT_TYPE, "application/json")], answer).into_response())
 }
 
 /// `POST /v1/admin/reload`: reload the config file and swap the provider set.

@@ -221,3 +221,27 @@ impl Drop for Daemon {
         }
     }
 }
+
+/// The answer has every property the schema requires, and no other.
+pub fn assert_matches_schema(doc: &Value, schema: &str, answer: &Value) {
+    let schema_doc = &doc["components"]["schemas"][schema];
+    let properties: Vec<&String> = schema_doc["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    let keys: Vec<&String> = answer.as_object().unwrap().keys().collect();
+    for key in &keys {
+        assert!(
+            properties.contains(key),
+            "{schema}: '{key}' is not documented"
+        );
+    }
+    for required in schema_doc["required"].as_array().into_iter().flatten() {
+        let required = required.as_str().unwrap().to_string();
+        assert!(
+            keys.contains(&&required),
+            "{schema}: '{required}' is missing from {answer}"
+        );
+    }
+}
