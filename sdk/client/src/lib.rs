@@ -276,6 +276,197 @@ pub struct Health {
     pub providers: u64,
 }
 
+/// One tool call the model asked for.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelToolCall {
+    /// The model's id for the call; `None` when the model gave none.
+    pub id: Option<String>,
+    pub name: String,
+    #[serde(default)]
+    pub args: Value,
+    /// LangChain's `"type": "tool_call"`, kept as sent.
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+}
+
+/// The model's message: its calls, and the surfaces that repeat them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AiMessage {
+    pub tool_calls: Vec<ModelToolCall>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_tool_calls: Option<Vec<Value>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<Value>,
+}
+
+/// A model response, as `POST /v1/threads/{thread_id}/runs/{run_id}/tool-calls` takes it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelResponse {
+    pub message: AiMessage,
+    #[serde(default)]
+    pub context: CallContext,
+}
+
+/// What became of one call of a model response.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallStatus {
+    /// The tool may run.
+    Run,
+    /// The tool must not run; the call's `note` is what the model is told.
+    Denied,
+    /// Waiting for a human's decision.
+    Pending,
+}
+
+/// Whether the run goes on or waits for a human.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunState {
+    Running,
+    WaitingForInput,
+}
+
+/// A human's decision on one pending call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DecisionKind {
+    Approve,
+    Reject,
+    Edit,
+}
+
+/// One call of the message, judged.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CallOutcome {
+    pub index: usize,
+    pub id: Option<String>,
+    pub name: String,
+    pub status: CallStatus,
+    pub removed: bool,
+    #[serde(default)]
+    pub request_id: Option<String>,
+    #[serde(default)]
+    pub decision: Option<DecisionKind>,
+    pub args: Value,
+    #[serde(default)]
+    pub note: Option<String>,
+    pub reasons: Vec<Reason>,
+    #[serde(default)]
+    pub decided_by: Option<String>,
+}
+
+/// One call waiting for a human.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalRequest {
+    pub request_id: String,
+    pub tool_call_id: Option<String>,
+    pub tool_name: String,
+    pub args: Value,
+    pub reasons: Vec<Reason>,
+}
+
+/// The approval gate's answer to a model response.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GateOutcome {
+    pub thread_id: String,
+    pub run_id: String,
+    pub run_state: RunState,
+    pub approval_id: Option<String>,
+    pub requests: Vec<ApprovalRequest>,
+    pub calls: Vec<CallOutcome>,
+    pub message: AiMessage,
+    pub interaction_mode: InteractionMode,
+    pub generation: u64,
+    #[serde(default)]
+    pub notices: Vec<Reason>,
+}
+
+/// One approval, as listed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalView {
+    pub approval_id: String,
+    pub thread_id: String,
+    pub run_id: String,
+    /// `pending`, `resumed`, `cleared`, ...
+    pub status: String,
+    #[serde(default)]
+    pub run_state: Option<RunState>,
+    pub created_at: String,
+    pub requests: Vec<ApprovalRequest>,
+    #[serde(default)]
+    pub broken: Vec<String>,
+    #[serde(default)]
+    pub resolution: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct ApprovalPage {
+    approvals: Vec<ApprovalView>,
+}
+
+/// A human's decision on one pending request.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RequestDecision {
+    pub request_id: String,
+    pub decision: DecisionKind,
+    /// An edit's new arguments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<Value>,
+    /// A rejection's message, shown to the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// A resume: a decision for every pending request, or one reject-all.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ResumeRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decisions: Option<Vec<RequestDecision>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reject_all: Option<RejectAll>,
+    /// The run that carries the answered calls on (default: the one that paused).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+}
+
+/// Reject every pending request at once.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RejectAll {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl ResumeRequest {
+    pub fn decisions(decisions: Vec<RequestDecision>) -> Self {
+        ResumeRequest {
+            decisions: Some(decisions),
+            ..Default::default()
+        }
+    }
+
+    pub fn reject_all(message: Option<String>) -> Self {
+        ResumeRequest {
+            reject_all: Some(RejectAll { message }),
+            ..Default::default()
+        }
+    }
+}
+
+/// How a resumed approval ended: every call of the paused message.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Resolution {
+    pub approval_id: String,
+    pub thread_id: String,
+    pub run_id: String,
+    pub resolved_by: Value,
+    pub consumption_id: String,
+    pub resolved_at: String,
+    pub run_state: RunState,
+    pub calls: Vec<CallOutcome>,
+    pub message: AiMessage,
+}
+
 #[derive(Deserialize)]
 struct ErrorBody {
     error: ErrorDetail,
@@ -362,6 +553,61 @@ impl Client {
         })
     }
 
+    /// A model response through the approval gate: what runs, what is denied,
+    /// what waits for a human. A thread already waiting is refused with 409.
+    pub async fn submit_tool_calls(
+        &self,
+        thread_id: &str,
+        run_id: &str,
+        response: &ModelResponse,
+    ) -> Result<GateOutcome, Error> {
+        let path = format!(
+            "/v1/threads/{}/runs/{}/tool-calls",
+            segment(thread_id),
+            segment(run_id)
+        );
+        read(
+            self.send(reqwest::Method::POST, &path, Some(response))
+                .await?,
+        )
+        .await
+    }
+
+    /// The thread's pending approvals (with `include_resolved`, all of them).
+    pub async fn approvals(
+        &self,
+        thread_id: &str,
+        include_resolved: bool,
+    ) -> Result<Vec<ApprovalView>, Error> {
+        let path = format!(
+            "/v1/threads/{}/approvals{}",
+            segment(thread_id),
+            if include_resolved { "?all=true" } else { "" }
+        );
+        let page: ApprovalPage =
+            read(self.send::<()>(reqwest::Method::GET, &path, None).await?).await?;
+        Ok(page.approvals)
+    }
+
+    /// A human's answer to a pending approval.
+    pub async fn resume(
+        &self,
+        thread_id: &str,
+        approval_id: &str,
+        answer: &ResumeRequest,
+    ) -> Result<Resolution, Error> {
+        let path = format!(
+            "/v1/threads/{}/approvals/{}/resume",
+            segment(thread_id),
+            segment(approval_id)
+        );
+        read(
+            self.send(reqwest::Method::POST, &path, Some(answer))
+                .await?,
+        )
+        .await
+    }
+
     /// Reloads the daemon's config file and swaps the provider set (admin).
     pub async fn reload(&self) -> Result<ReloadReport, Error> {
         read(
@@ -406,6 +652,19 @@ impl Client {
             source,
         })
     }
+}
+
+/// One path segment, percent-encoded (everything but unreserved characters).
+fn segment(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for b in value.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 /// The answer's JSON, or the refusal it carries.

@@ -16,12 +16,16 @@ struct Running {
 
 impl Running {
     async fn start() -> Running {
+        Running::start_with("").await
+    }
+
+    async fn start_with(extra: &str) -> Running {
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("warden.yaml");
         std::fs::write(
             &config,
             format!(
-                "guardrails:\n  providers:\n    - name: allowlist\n      wasm: builtin:allowlist\n      config: {{allowed_tools: [bash], denied_tools: [rm]}}\nserver:\n  watch_config: false\n  tokens:\n    - {{name: harness, role: agent, token: {AGENT}}}\n    - {{name: gateway, role: internal, token: {INTERNAL}}}\n    - {{name: ops, role: admin, token: {ADMIN}}}\n"
+                "{extra}guardrails:\n  providers:\n    - name: allowlist\n      wasm: builtin:allowlist\n      config: {{allowed_tools: [bash], denied_tools: [rm]}}\nserver:\n  watch_config: false\n  tokens:\n    - {{name: harness, role: agent, token: {AGENT}}}\n    - {{name: gateway, role: internal, token: {INTERNAL}}}\n    - {{name: ops, role: admin, token: {ADMIN}}}\n"
             ),
         )
         .unwrap();
@@ -134,4 +138,48 @@ fn a_base_url_must_be_http() {
         Client::builder("127.0.0.1:8787").build(),
         Err(Error::Url(_))
     ));
+}
+
+#[tokio::test]
+async fn a_paused_call_is_listed_and_resumed() {
+    use warden_client::{
+        AiMessage, CallStatus, DecisionKind, ModelResponse, ModelToolCall, RequestDecision,
+        ResumeRequest, RunState,
+    };
+    let daemon = Running::start_with("hitl_approval:\n  tools: [bash]\n").await;
+    let client = daemon.client(AGENT);
+    let response = ModelResponse {
+        message: AiMessage {
+            tool_calls: vec![ModelToolCall {
+                id: Some("call_1".into()),
+                name: "bash".into(),
+                args: json!({"command": "git push"}),
+                kind: None,
+            }],
+            raw_tool_calls: None,
+            content: None,
+        },
+        context: CallContext::default(),
+    };
+    let outcome = client
+        .submit_tool_calls("thread/1", "run-1", &response)
+        .await
+        .unwrap();
+    assert_eq!(outcome.run_state, RunState::WaitingForInput);
+    let listed = client.approvals("thread/1", false).await.unwrap();
+    assert_eq!(listed.len(), 1);
+    let approval = outcome.approval_id.unwrap();
+    let answer = ResumeRequest::decisions(vec![RequestDecision {
+        request_id: outcome.requests[0].request_id.clone(),
+        decision: DecisionKind::Approve,
+        args: None,
+        message: None,
+    }]);
+    let resolution = client.resume("thread/1", &approval, &answer).await.unwrap();
+    assert_eq!(resolution.calls[0].status, CallStatus::Run);
+    let err = client
+        .resume("thread/1", &approval, &answer)
+        .await
+        .unwrap_err();
+    assert_eq!(err.status(), Some(409));
 }

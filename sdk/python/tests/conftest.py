@@ -23,12 +23,12 @@ def warden_bin() -> pathlib.Path:
 class Daemon:
     """A running ``warden serve``; ``url`` is where it listens."""
 
-    def __init__(self, directory: pathlib.Path, providers: str):
+    def __init__(self, directory: pathlib.Path, providers: str, extra: str = ""):
         self.dir = directory
         self.dir.mkdir(parents=True, exist_ok=True)
         self.config = self.dir / "warden.yaml"
         self.config.write_text(
-            f"""guardrails:
+            f"""{extra}guardrails:
   providers:
 {providers}
 server:
@@ -82,5 +82,13 @@ def asking_daemon(tmp_path_factory):
       wasm: {hostile}
       config: {{behaviour: verdict, verdict: ask, code: test.needs_human}}"""
     d = Daemon(tmp_path_factory.mktemp("warden-ask"), provider)
+    yield d
+    d.stop()
+
+
+@pytest.fixture()
+def approval_daemon(tmp_path):
+    """A daemon on which `bash` needs a human's approval (a fresh store per test)."""
+    d = Daemon(tmp_path / "warden-approval", ALLOWLIST, extra="hitl_approval:\n  tools: [bash]\n")
     yield d
     d.stop()

@@ -16,7 +16,7 @@ import socket
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 DEFAULT_URL = "http://127.0.0.1:8787"
 DEFAULT_TOKEN_ENV = "WARDEN_TOKEN"
@@ -102,6 +102,11 @@ def tool_call(
     return call
 
 
+def _seg(value: str) -> str:
+    """One path segment, percent-encoded."""
+    return quote(str(value), safe="")
+
+
 class WardenClient:
     """A client for one daemon.
 
@@ -155,6 +160,23 @@ class WardenClient:
 
     async def aevaluate_call(self, call: Mapping[str, Any]) -> Evaluation:
         return await asyncio.to_thread(self.evaluate_call, call)
+
+    # -- human approval --------------------------------------------------
+
+    def submit_tool_calls(self, thread_id: str, run_id: str, response: Mapping[str, Any]) -> Dict[str, Any]:
+        """A model response (``{"message": {"tool_calls": [...]}, "context": {...}}``)
+        through the approval gate: what runs, what is denied, what waits for a human."""
+        return self._request("POST", f"/v1/threads/{_seg(thread_id)}/runs/{_seg(run_id)}/tool-calls", response)[0]
+
+    def approvals(self, thread_id: str, *, include_resolved: bool = False) -> List[Dict[str, Any]]:
+        """The thread's pending approvals (with ``include_resolved``, all of them)."""
+        query = "?all=true" if include_resolved else ""
+        return self._request("GET", f"/v1/threads/{_seg(thread_id)}/approvals{query}", None)[0]["approvals"]
+
+    def resume(self, thread_id: str, approval_id: str, answer: Mapping[str, Any]) -> Dict[str, Any]:
+        """A human's answer: ``{"decisions": [{"request_id", "decision", ...}]}`` or
+        ``{"reject_all": {"message": ...}}``."""
+        return self._request("POST", f"/v1/threads/{_seg(thread_id)}/approvals/{_seg(approval_id)}/resume", answer)[0]
 
     def reload(self) -> Dict[str, Any]:
         """Reloads the daemon's config file (admin token)."""
