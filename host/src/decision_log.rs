@@ -5,18 +5,18 @@
 //! detail). Tool arguments are left out unless the operator opts in, field by
 //! field; the fields logged are redacted first.
 //!
-//! Lines are written by one background thread so that a call never waits for
-//! the disk; the queue is bounded, so a disk that cannot keep up slows callers
-//! down rather than losing records.
+//! A call never waits for the disk: its line goes into a buffer, written out by
+//! a background thread at least every 20 ms, when the buffer fills, and at
+//! shutdown.
 
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use arc_swap::ArcSwap;
 use regex::Regex;
@@ -501,21 +501,32 @@ pub fn new_decision_id() -> String {
     uuid::Uuid::now_v7().to_string()
 }
 
-/// An append-only JSON-lines file written by a background thread.
+/// An append-only JSON-lines file. A line is copied into a buffer under a lock
+/// (no system call, no thread to wake, on the caller's path); a background
+/// thread writes the buffer out every [`FLUSH_EVERY`], and [`JsonLines::flush`]
+/// and dropping write it out at once.
 pub struct JsonLines {
     path: PathBuf,
-    queue: Mutex<Option<SyncSender<Message>>>,
-    writer: Mutex<Option<JoinHandle<()>>>,
-    errors: Arc<AtomicU64>,
+    shared: Arc<Shared>,
+    flusher: Mutex<Option<JoinHandle<()>>>,
 }
 
-enum Message {
-    Line(Vec<u8>),
-    Flush(SyncSender<()>),
+struct Shared {
+    out: Mutex<Writer>,
+    errors: AtomicU64,
+    stop: Mutex<bool>,
+    stopping: Condvar,
+    path: String,
 }
 
-/// Lines queued at most before writers wait for the disk.
-const QUEUE_LINES: usize = 8192;
+struct Writer {
+    file: BufWriter<File>,
+    /// Set while writes fail, so that an outage is reported once.
+    failing: bool,
+}
+
+/// How long a line may wait in memory before it is written out.
+pub const FLUSH_EVERY: Duration = Duration::from_millis(20);
 
 impl JsonLines {
     /// Opens `path` for appending, creating it and its directory.
@@ -532,99 +543,105 @@ impl JsonLines {
             .append(true)
             .open(path)
             .map_err(open_error)?;
-        let (tx, rx) = sync_channel(QUEUE_LINES);
-        let errors = Arc::new(AtomicU64::new(0));
-        let writer = {
-            let errors = errors.clone();
-            let shown = path.display().to_string();
+        let shared = Arc::new(Shared {
+            out: Mutex::new(Writer {
+                file: BufWriter::with_capacity(64 * 1024, file),
+                failing: false,
+            }),
+            errors: AtomicU64::new(0),
+            stop: Mutex::new(false),
+            stopping: Condvar::new(),
+            path: path.display().to_string(),
+        });
+        let flusher = {
+            let shared = shared.clone();
             std::thread::Builder::new()
                 .name("warden-log".into())
-                .spawn(move || write_lines(file, rx, &errors, &shown))
+                .spawn(move || shared.flush_periodically())
                 .map_err(open_error)?
         };
         Ok(JsonLines {
             path: path.to_path_buf(),
-            queue: Mutex::new(Some(tx)),
-            writer: Mutex::new(Some(writer)),
-            errors,
+            shared,
+            flusher: Mutex::new(Some(flusher)),
         })
     }
 
-    /// Queues one record as a line.
+    /// Appends one record as a line.
     pub fn append(&self, record: &impl Serialize) {
         let mut line = match serde_json::to_vec(record) {
             Ok(line) => line,
             Err(err) => {
                 tracing::error!(path = %self.path.display(), %err, "cannot serialise a log record");
-                self.errors.fetch_add(1, Ordering::Relaxed);
+                self.shared.errors.fetch_add(1, Ordering::Relaxed);
                 return;
             }
         };
         line.push(b'\n');
-        self.send(Message::Line(line));
+        let mut out = self.shared.lock();
+        let written = out.file.write_all(&line);
+        self.shared.report(&mut out, written);
     }
 
-    /// Waits until every line queued so far is written and flushed.
+    /// Writes out every line appended so far.
     pub fn flush(&self) {
-        let (done, wait) = sync_channel(1);
-        if self.send(Message::Flush(done)) {
-            let _ = wait.recv();
-        }
-    }
-
-    fn send(&self, message: Message) -> bool {
-        let queue = self.queue.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        match queue {
-            Some(tx) => tx.send(message).is_ok(),
-            None => false,
-        }
+        let mut out = self.shared.lock();
+        let flushed = out.file.flush();
+        self.shared.report(&mut out, flushed);
     }
 
     pub fn write_errors(&self) -> u64 {
-        self.errors.load(Ordering::Relaxed)
+        self.shared.errors.load(Ordering::Relaxed)
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Writer> {
+        self.out.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn report(&self, out: &mut Writer, result: std::io::Result<()>) {
+        match result {
+            Ok(()) => out.failing = false,
+            Err(err) => {
+                self.errors.fetch_add(1, Ordering::Relaxed);
+                if !out.failing {
+                    tracing::error!(path = %self.path, %err, "cannot write the log; records are being lost");
+                }
+                out.failing = true;
+            }
+        }
+    }
+
+    fn flush_periodically(&self) {
+        let mut stop = self.stop.lock().unwrap_or_else(|e| e.into_inner());
+        while !*stop {
+            stop = self
+                .stopping
+                .wait_timeout(stop, FLUSH_EVERY)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+            let mut out = self.lock();
+            let flushed = out.file.flush();
+            self.report(&mut out, flushed);
+        }
     }
 }
 
 impl Drop for JsonLines {
     fn drop(&mut self) {
-        // Closing the queue ends the writer after it has written everything.
-        self.queue.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(writer) = self.writer.lock().unwrap_or_else(|e| e.into_inner()).take() {
-            let _ = writer.join();
+        *self.shared.stop.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.shared.stopping.notify_all();
+        if let Some(flusher) = self
+            .flusher
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
+            let _ = flusher.join();
         }
+        self.flush();
     }
-}
-
-fn write_lines(file: File, queue: Receiver<Message>, errors: &AtomicU64, path: &str) {
-    let mut out = BufWriter::with_capacity(64 * 1024, file);
-    let mut failing = false;
-    let report = |result: std::io::Result<()>, failing: &mut bool| match result {
-        Ok(()) => *failing = false,
-        Err(err) => {
-            errors.fetch_add(1, Ordering::Relaxed);
-            // One message per outage, not one per line.
-            if !*failing {
-                tracing::error!(path, %err, "cannot write the log; records are being lost");
-            }
-            *failing = true;
-        }
-    };
-    while let Ok(first) = queue.recv() {
-        let mut next = Some(first);
-        // Write everything already queued, then flush once.
-        while let Some(message) = next.take() {
-            match message {
-                Message::Line(line) => report(out.write_all(&line), &mut failing),
-                Message::Flush(done) => {
-                    report(out.flush(), &mut failing);
-                    let _ = done.send(());
-                }
-            }
-            next = queue.try_recv().ok();
-        }
-        report(out.flush(), &mut failing);
-    }
-    report(out.flush(), &mut failing);
 }
 
 #[cfg(test)]

@@ -240,6 +240,7 @@ impl Daemon {
                     error: Some(err.to_string()),
                     duration_ms: millis(started),
                 });
+                self.swaps.flush();
                 return Err(err);
             }
         };
@@ -280,6 +281,7 @@ impl Daemon {
             error: None,
             duration_ms,
         });
+        self.swaps.flush();
         Ok(ReloadReport {
             generation: new_summary.generation,
             previous_generation: old_summary.generation,
