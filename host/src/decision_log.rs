@@ -710,6 +710,51 @@ mod tests {
     }
 
     #[test]
+    fn appended_lines_are_in_the_file_after_a_flush() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log/decisions.jsonl");
+        let log = JsonLines::open(&path).unwrap();
+        log.append(&json!({"n": 1}));
+        log.flush();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"n\":1}\n");
+    }
+
+    #[test]
+    fn lines_from_many_threads_stay_whole_and_all_are_written_on_drop() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("decisions.jsonl");
+        let log = JsonLines::open(&path).unwrap();
+        std::thread::scope(|s| {
+            for t in 0..4 {
+                let log = &log;
+                s.spawn(move || {
+                    for i in 0..500 {
+                        log.append(&json!({"t": t, "i": i, "pad": "x".repeat(100)}));
+                    }
+                });
+            }
+        });
+        drop(log);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 2000);
+    }
+
+    #[test]
+    fn an_existing_log_is_appended_to() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("decisions.jsonl");
+        std::fs::write(&path, "{\"old\":true}\n").unwrap();
+        let log = JsonLines::open(&path).unwrap();
+        log.append(&json!({"new": true}));
+        drop(log);
+        assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 2);
+    }
+
+    #[test]
     fn long_values_are_capped() {
         let long = "x".repeat(2 * MAX_LOGGED_CHARS);
         assert_eq!(cap(&long).chars().count(), MAX_LOGGED_CHARS + 1);
