@@ -12,7 +12,6 @@ use serde_json::{Map, Value};
 
 use crate::config::Config;
 use crate::decision::{Decision, Reason, StageOpinion, Verdict, combine};
-use crate::policy::canonical::CanonicalCall;
 use crate::policy::interaction::{InteractionMode, RunInteractionPolicy};
 use crate::policy::triage::ClassifierReport;
 use crate::provider::{GuestCall, GuestInteractionMode, LoadError};
@@ -148,12 +147,7 @@ pub fn evaluate(
 
     // The native permission engine: nothing after it can loosen its deny.
     let permissions = &snapshot.permissions;
-    let canonical = CanonicalCall::new(
-        call,
-        permissions.registry(),
-        permissions.home.as_deref(),
-        permissions.cwd.as_deref(),
-    );
+    let canonical = permissions.canonical(call);
     if worst != Verdict::Deny {
         let t = Instant::now();
         let native = permissions.evaluate(&canonical);

@@ -555,17 +555,38 @@ fn a_response_body_with_an_unknown_key_is_refused_naming_it() {
 }
 
 #[test]
-fn an_approval_rule_with_arguments_is_refused_at_load_naming_it() {
+fn a_misspelled_approval_rule_is_refused_at_load_naming_it() {
     let err = Config::parse(
-        "hitl_approval:\n  tools: [read_file, 'Bash(git push *)']\n",
+        "hitl_approval:\n  tools: [read_file, 'Bsh(git push *)']\n",
         "w.yaml",
         ".".into(),
     )
     .unwrap_err()
     .to_string();
     assert!(
-        err.contains("hitl_approval.tools[1]") && err.contains("not supported"),
+        err.contains("hitl_approval.tools[1]") && err.contains("Bsh"),
         "{err}"
+    );
+}
+
+#[test]
+fn an_approval_rule_pauses_only_the_calls_it_matches() {
+    let g = gate("hitl_approval:\n  tools: ['Bash(git push *)']\n");
+    let o = g.submit(
+        "t1",
+        "r1",
+        &response(json!([
+            tool_call(json!("a"), "bash", json!({"command": "git status"})),
+            tool_call(
+                json!("b"),
+                "bash",
+                json!({"command": "git add . && git push origin main"})
+            ),
+        ])),
+    );
+    assert_eq!(
+        statuses(&o.calls),
+        owned(&[("bash", Run), ("bash", Pending)])
     );
 }
 

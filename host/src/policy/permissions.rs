@@ -129,6 +129,12 @@ impl PermissionEngine {
         &self.tools
     }
 
+    /// A call in canonical form, with this engine's registry and its fallback
+    /// home and working directory.
+    pub fn canonical(&self, call: &crate::request::ToolCall) -> CanonicalCall {
+        CanonicalCall::new(call, &self.tools, self.home.as_deref(), self.cwd.as_deref())
+    }
+
     /// Judges a canonical call.
     pub fn evaluate(&self, call: &CanonicalCall) -> Decision {
         // 2. Sensitive paths: a hard boundary.

@@ -155,6 +155,11 @@ impl Rule {
         &self.text
     }
 
+    /// Whether `name` is one of the kind aliases (`Bash`, `Read`, `Edit`, …).
+    pub fn is_kind_alias(name: &str) -> bool {
+        KINDS.iter().any(|(alias, _)| *alias == name.trim())
+    }
+
     fn covers_tool(&self, call: &CanonicalCall) -> bool {
         match &self.tool {
             ToolPattern::Kind(kind) => call.kind == *kind,
@@ -166,9 +171,10 @@ impl Rule {
         }
     }
 
-    /// For deny and ask rules: does anything in the call match? Path rules also
-    /// look at the paths a shell command mentions (`cat ~/.ssh/id_rsa` is a read).
-    fn hits(&self, call: &CanonicalCall) -> bool {
+    /// For deny and ask rules (and the approval list): does anything in the
+    /// call match? Path rules also look at the paths a shell command mentions
+    /// (`cat ~/.ssh/id_rsa` is a read).
+    pub(crate) fn hits(&self, call: &CanonicalCall) -> bool {
         match &self.spec {
             Specifier::Any => self.covers_tool(call),
             Specifier::Command(pattern) => {
