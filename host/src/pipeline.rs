@@ -198,23 +198,15 @@ pub fn evaluate(
     if worst != Verdict::Deny {
         let t = Instant::now();
         let (raised, report) = snapshot.triage.assess(&canonical, &call.tool_input, worst);
-        if let Some(decision) = raised {
+        // Reported when it raised the verdict or consulted its classifier; a
+        // stage with nothing to add keeps the verdict and gives no reason.
+        if raised.is_some() || report.classifier.is_some() {
+            let decision = raised.unwrap_or_else(|| Decision::new(worst, Vec::new()));
             let extra = StageExtra {
                 classifier: report.classifier,
                 ..StageExtra::default()
             };
             record("triage".into(), decision, t, extra);
-        } else if let Some(classifier) = report.classifier {
-            stages.push(StageReport {
-                stage: "triage".into(),
-                verdict: worst,
-                codes: Vec::new(),
-                duration_us: micros(t),
-                digest: None,
-                fuel_used: None,
-                error_detail: None,
-                classifier: Some(classifier),
-            });
         }
     }
 
