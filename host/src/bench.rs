@@ -122,6 +122,11 @@ pub const SCENARIOS: &[Scenario] = &[
         run: approval,
     },
     Scenario {
+        name: "native",
+        about: "the whole native stage (request checks, interaction policy, permission engine, triage detector) on a typical shell command, no provider",
+        run: native,
+    },
+    Scenario {
         name: "shell-analysis",
         about: "native shell analysis (parse and flatten) of a typical and of a nested command line",
         run: shell_analysis,
@@ -147,6 +152,36 @@ fn shell_analysis(calls: usize) -> anyhow::Result<Vec<Measurement>> {
         measure("shell analysis, nested command", 1, calls, &|| {
             analyse(NESTED_COMMAND, 5)
         }),
+    ])
+}
+
+/// A typical operator's rules: allow the usual read-only and build commands,
+/// ask before pushing, deny destructive ones.
+const NATIVE_CONFIG: &str = r#"
+permissions:
+  mode: default
+  allow: ["Bash(git status*)", "Bash(git diff *)", "Bash(git log *)", "Bash(ls *)", "Bash(cargo test *)", "Bash(cargo build *)", "Bash(tail *)", "Bash(grep *)", Read, "Edit(src/**)"]
+  ask: ["Bash(git push *)"]
+  deny: ["Bash(rm -rf *)", "Read(~/.config/**)"]
+"#;
+
+fn native(calls: usize) -> anyhow::Result<Vec<Measurement>> {
+    let config = Config::parse(NATIVE_CONFIG, "<bench>", ".".into())?;
+    let warden = Warden::new(&config)?;
+    let mut call = ToolCall::new("bash", json!({ "command": TYPICAL_COMMAND }));
+    call.context.home = Some("/home/agent".into());
+    call.context.cwd = Some("/home/agent/project".into());
+    let mut read = ToolCall::new("read_file", json!({"path": "src/main.rs"}));
+    read.context = call.context.clone();
+    let judge = |call: &ToolCall| {
+        let e = warden.evaluate(call, Caller::Agent).expect("decision");
+        assert!(e.allow, "the benchmark call must be allowed: {e:?}");
+    };
+    Ok(vec![
+        measure("native stage, typical shell command", 1, calls, &|| {
+            judge(&call)
+        }),
+        measure("native stage, file read", 1, calls, &|| judge(&read)),
     ])
 }
 

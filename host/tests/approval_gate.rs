@@ -28,7 +28,10 @@ fn internal(
     context: serde_json::Value,
     name: &str,
 ) -> warden_host::approval::GateOutcome {
-    let r = response_with(json!([tool_call(json!("c1"), name, json!({}))]), context);
+    let r = response_with(
+        json!([tool_call(json!("c1"), name, json!({"command": "git push"}))]),
+        context,
+    );
     g.try_submit("t", "r", &r, Caller::Internal).unwrap()
 }
 
@@ -154,7 +157,11 @@ fn a_call_with_an_empty_id_is_removed_and_never_paused() {
     let o = g.submit(
         "t1",
         "r1",
-        &response(json!([tool_call(json!(""), "bash", json!({}))])),
+        &response(json!([tool_call(
+            json!(""),
+            "bash",
+            json!({"command": "git push"})
+        )])),
     );
     assert_eq!((o.calls[0].status, o.calls[0].removed), (Denied, true));
     assert!(o.calls[0].note.as_deref().unwrap().contains("empty"));
@@ -229,9 +236,9 @@ fn unaddressable_calls_are_removed_on_the_deny_path_too() {
     let g = gate("hitl_approval:\n  tools: [bash]\n  non_interactive: deny\n");
     let r = response_with(
         json!([
-            tool_call(json!("x"), "bash", json!({})),
+            tool_call(json!("x"), "bash", json!({"command": "git push"})),
             tool_call(json!("x"), "read_file", json!({})),
-            tool_call(json!("z"), "bash", json!({})),
+            tool_call(json!("z"), "bash", json!({"command": "git push"})),
         ]),
         json!({"interaction_mode": "scheduled"}),
     );
@@ -388,7 +395,11 @@ fn a_provider_deny_wins_over_the_approval_list() {
 fn an_agent_cannot_claim_an_unattended_origin_and_is_told() {
     let g = gate("hitl_approval:\n  tools: [bash]\n  non_interactive: allow\n");
     let r = response_with(
-        json!([tool_call(json!("c1"), "bash", json!({}))]),
+        json!([tool_call(
+            json!("c1"),
+            "bash",
+            json!({"command": "git push"})
+        )]),
         json!({"run_origin": "im"}),
     );
     let o = g.try_submit("t1", "r1", &r, Caller::Agent).unwrap();
@@ -424,7 +435,11 @@ fn a_new_run_on_a_thread_with_a_pending_approval_is_refused_naming_the_request()
     let paused = g.submit(
         "t1",
         "r1",
-        &response(json!([tool_call(json!("c1"), "bash", json!({}))])),
+        &response(json!([tool_call(
+            json!("c1"),
+            "bash",
+            json!({"command": "git push"})
+        )])),
     );
     let err = g
         .try_submit(
@@ -460,7 +475,11 @@ fn a_new_run_on_a_thread_with_a_pending_approval_is_refused_naming_the_request()
 #[test]
 fn a_retried_submission_gets_the_same_answer_instead_of_a_conflict() {
     let g = gate(BASH_NEEDS_APPROVAL);
-    let r = response(json!([tool_call(json!("c1"), "bash", json!({}))]));
+    let r = response(json!([tool_call(
+        json!("c1"),
+        "bash",
+        json!({"command": "git push"})
+    )]));
     let first = g.submit("t1", "r1", &r);
     let again = g.submit("t1", "r1", &r);
     assert_eq!(again.approval_id, first.approval_id);
@@ -472,7 +491,11 @@ fn a_retried_submission_gets_the_same_answer_instead_of_a_conflict() {
 fn runtime_only_keys_are_never_written_into_the_store() {
     let g = gate(BASH_NEEDS_APPROVAL);
     let r = response_with(
-        json!([tool_call(json!("c1"), "bash", json!({}))]),
+        json!([tool_call(
+            json!("c1"),
+            "bash",
+            json!({"command": "git push"})
+        )]),
         json!({"channel_name": "slack-secret-channel", "disable_clarification": false, "user_id": "u-7"}),
     );
     let o = g.try_submit("t1", "r1", &r, Caller::Internal).unwrap();
@@ -532,17 +555,38 @@ fn a_response_body_with_an_unknown_key_is_refused_naming_it() {
 }
 
 #[test]
-fn an_approval_rule_with_arguments_is_refused_at_load_naming_it() {
+fn a_misspelled_approval_rule_is_refused_at_load_naming_it() {
     let err = Config::parse(
-        "hitl_approval:\n  tools: [read_file, 'Bash(git push *)']\n",
+        "hitl_approval:\n  tools: [read_file, 'Bsh(git push *)']\n",
         "w.yaml",
         ".".into(),
     )
     .unwrap_err()
     .to_string();
     assert!(
-        err.contains("hitl_approval.tools[1]") && err.contains("not supported"),
+        err.contains("hitl_approval.tools[1]") && err.contains("Bsh"),
         "{err}"
+    );
+}
+
+#[test]
+fn an_approval_rule_pauses_only_the_calls_it_matches() {
+    let g = gate("hitl_approval:\n  tools: ['Bash(git push *)']\n");
+    let o = g.submit(
+        "t1",
+        "r1",
+        &response(json!([
+            tool_call(json!("a"), "bash", json!({"command": "git status"})),
+            tool_call(
+                json!("b"),
+                "bash",
+                json!({"command": "git add . && git push origin main"})
+            ),
+        ])),
+    );
+    assert_eq!(
+        statuses(&o.calls),
+        owned(&[("bash", Run), ("bash", Pending)])
     );
 }
 
@@ -582,7 +626,11 @@ fn other_entry_points_can_check_that_a_thread_waits_for_a_human() {
     g.submit(
         "t1",
         "r1",
-        &response(json!([tool_call(json!("c1"), "bash", json!({}))])),
+        &response(json!([tool_call(
+            json!("c1"),
+            "bash",
+            json!({"command": "git push"})
+        )])),
     );
     assert_eq!(
         g.gate.check_thread("t1").unwrap_err().code(),

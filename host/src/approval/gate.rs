@@ -416,7 +416,9 @@ fn judge(
         }
     };
     let decided_by = evaluation.decided_by.as_deref();
-    let listed = snapshot.approval_list.requires_approval(&tool_call);
+    let listed = snapshot
+        .approval_list
+        .requires_approval(&tool_call, &snapshot.permissions);
     match (evaluation.verdict, listed) {
         (Verdict::Deny, _) => denied(index, call, evaluation.reasons, decided_by),
         (Verdict::Ask, _) => match reach {

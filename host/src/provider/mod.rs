@@ -3,6 +3,7 @@
 //! pool, call it under its limits, and turn whatever goes wrong into a classified
 //! [`ProviderFailure`].
 
+mod classifier;
 mod failure;
 mod pool;
 mod sandbox;
@@ -15,6 +16,7 @@ use sha2::{Digest as _, Sha256};
 use wasmtime::Store;
 use wasmtime::component::{Component, InstancePre};
 
+pub use classifier::{Assessment, Classifier, Risk};
 pub use failure::{FailureKind, ProviderFailure};
 pub use pool::PoolUsage;
 
@@ -87,6 +89,8 @@ pub enum LoadError {
     Link { provider: String, message: String },
     #[error("provider '{provider}': configure failed: {message}")]
     Configure { provider: String, message: String },
+    #[error("{message}")]
+    Policy { message: String },
 }
 
 /// A provider's opinion on one call, with what it cost.

@@ -63,3 +63,8 @@ pub fn empty() -> Value {
 pub fn repo_root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap()
 }
+
+/// A shell tool's arguments.
+pub fn cmd(command: &str) -> Value {
+    json!({ "command": command })
+}
