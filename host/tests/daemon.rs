@@ -300,7 +300,7 @@ async fn a_reload_swaps_in_the_new_provider_set() {
     let (_, decision) = daemon.evaluate(AGENT, &bash("ls")).await;
     assert_eq!(decision["verdict"], "deny");
     assert_eq!(decision["generation"], report["generation"]);
-    assert_eq!(decision["stages"][0]["stage"], "provider:strict");
+    assert_eq!(provider_stages(&decision)[0]["stage"], "provider:strict");
 }
 
 #[tokio::test]
@@ -431,7 +431,7 @@ async fn sighup_reloads_the_config_file() {
     let now = daemon.wait_for_new_generation(before).await;
     let (_, decision) = daemon.evaluate(AGENT, &bash("ls")).await;
     assert_eq!(decision["generation"], now);
-    assert_eq!(decision["stages"][0]["stage"], "provider:strict");
+    assert_eq!(provider_stages(&decision)[0]["stage"], "provider:strict");
 }
 
 #[tokio::test]
@@ -483,8 +483,9 @@ async fn the_decision_log_records_each_decision_without_arguments() {
     assert_eq!(line["tool_name"], "rm");
     assert_eq!(line["verdict"], "deny");
     assert_eq!(line["reasons"][0]["code"], "oap.tool_not_allowed");
-    assert_eq!(line["stages"][0]["stage"], "provider:allowlist");
-    assert_eq!(line["stages"][0]["digest"].as_str().unwrap().len(), 64);
+    let provider = &provider_stages(line)[0];
+    assert_eq!(provider["stage"], "provider:allowlist");
+    assert_eq!(provider["digest"].as_str().unwrap().len(), 64);
     assert!(line["fuel_used"].as_u64().unwrap() > 0);
     assert_eq!(line["caller"]["token"], "harness");
     assert!(line.get("arguments").is_none());
@@ -708,7 +709,7 @@ async fn answers_have_the_shapes_the_openapi_document_gives() {
     let daemon = default_daemon();
     let (_, decision) = daemon.evaluate(AGENT, &bash("ls")).await;
     assert_matches_schema(&doc, "Evaluation", &decision);
-    assert_matches_schema(&doc, "StageReport", &decision["stages"][0]);
+    assert_matches_schema(&doc, "StageReport", &provider_stages(&decision)[0]);
     let (_, health) = daemon.get("/healthz", None).await;
     assert_matches_schema(&doc, "Health", &health);
     let (_, list) = daemon.get("/v1/admin/providers", Some(ADMIN)).await;
@@ -754,8 +755,8 @@ async fn a_call_in_flight_during_a_swap_finishes_on_the_set_it_started_with() {
     let (status, decision) = in_flight.await.unwrap();
     assert_eq!(status, 200, "{decision}");
     assert_eq!(decision["generation"], before);
-    assert_eq!(decision["stages"][0]["stage"], "provider:slow");
+    assert_eq!(provider_stages(&decision)[0]["stage"], "provider:slow");
     let (_, after) = daemon.evaluate(AGENT, &bash("ls")).await;
     assert_eq!(after["generation"], report["generation"]);
-    assert_eq!(after["stages"][0]["stage"], "provider:next");
+    assert_eq!(provider_stages(&after)[0]["stage"], "provider:next");
 }

@@ -57,9 +57,7 @@ async fn a_hundred_swaps_under_load_fail_no_call_and_leave_none_unguarded() {
                 while !stop.load(Ordering::Relaxed) {
                     let (status, decision) = daemon.evaluate(AGENT, &call).await;
                     assert_eq!(status, 200, "client {i}: a call failed: {decision}");
-                    let stages = decision["stages"]
-                        .as_array()
-                        .unwrap()
+                    let stages = provider_stages(&decision)
                         .iter()
                         .map(|s| s["stage"].as_str().unwrap().to_string())
                         .collect();

@@ -245,3 +245,14 @@ pub fn assert_matches_schema(doc: &Value, schema: &str, answer: &Value) {
         );
     }
 }
+
+/// The provider stages of a decision, in order (the native stages left out).
+pub fn provider_stages(decision: &Value) -> Vec<Value> {
+    decision["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["stage"].as_str().unwrap().starts_with("provider:"))
+        .cloned()
+        .collect()
+}
