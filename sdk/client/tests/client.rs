@@ -62,7 +62,12 @@ async fn evaluate_returns_a_typed_decision_with_its_log_id() {
     assert_eq!(e.verdict, Verdict::Allow);
     assert!(e.allow);
     assert_eq!(e.decided_by.as_deref(), Some("provider:allowlist"));
-    assert_eq!(e.stages[0].digest.as_ref().map(String::len), Some(64));
+    let provider = e
+        .stages
+        .iter()
+        .find(|s| s.stage == "provider:allowlist")
+        .unwrap();
+    assert_eq!(provider.digest.as_ref().map(String::len), Some(64));
     assert_eq!(decision.decision_id.map(|id| id.len()), Some(36));
 }
 
