@@ -379,6 +379,29 @@ async fn a_reload_of_an_invalid_config_file_fails_naming_the_key() {
 }
 
 #[tokio::test]
+async fn a_reload_whose_token_variable_is_unset_fails_and_the_tokens_stay() {
+    let daemon = default_daemon();
+    let yaml = config(&allowlist("allowlist", &["bash"], &[]))
+        .replace(INTERNAL_ENV, "WARDEN_TEST_UNSET_VARIABLE");
+    daemon.write_config(&yaml);
+    let (status, body) = daemon.reload().await;
+    assert_eq!(status, 422, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("WARDEN_TEST_UNSET_VARIABLE"),
+        "{body}"
+    );
+    assert_eq!(daemon.evaluate(INTERNAL, &bash("ls")).await.0, 200);
+    let metrics = daemon.metrics().await;
+    assert!(
+        metrics.contains(r#"warden_reload_failures_total{error="tokens"} 1"#),
+        "{metrics}"
+    );
+}
+
+#[tokio::test]
 async fn each_swap_is_audited_with_who_when_and_both_digests() {
     let mut daemon = default_daemon();
     daemon.write_config(&config(&allowlist("strict", &["read_file"], &[])));

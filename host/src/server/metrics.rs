@@ -339,3 +339,31 @@ fn status_label(status: u16) -> &'static str {
         _ => "5xx",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reason_codes_past_the_cap_count_as_other() {
+        let metrics = Metrics::new();
+        for i in 0..MAX_REASON_CODES {
+            assert_eq!(
+                metrics.code_label(&format!("x.code_{i}")),
+                format!("x.code_{i}")
+            );
+        }
+        assert_eq!(metrics.code_label("x.one_too_many"), "other");
+        assert_eq!(metrics.code_label("x.code_0"), "x.code_0");
+    }
+
+    #[test]
+    fn a_failed_reload_clears_the_success_gauge_and_a_swap_sets_it() {
+        let metrics = Metrics::new();
+        metrics.reload_failed("admin", "load");
+        assert_eq!(metrics.last_reload_ok.get(), 0);
+        metrics.swapped(Some("watch"), 7);
+        assert_eq!(metrics.last_reload_ok.get(), 1);
+        assert_eq!(metrics.generation.get(), 7);
+    }
+}

@@ -27,7 +27,7 @@ use std::sync::{Arc, Mutex};
 
 use arc_swap::ArcSwap;
 use axum::http::HeaderMap;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
@@ -89,8 +89,7 @@ fn yes() -> bool {
 /// How `POST /v1/evaluate` runs the synchronous pipeline from the async
 /// runtime. The default, [`Dispatch::Inline`], was measured fastest (see
 /// `docs/benchmarks.md`); the others are kept to measure against.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Dispatch {
     /// On the runtime's worker thread.
     #[default]
