@@ -27,6 +27,7 @@ pub mod policy;
 pub mod provider;
 pub mod registry;
 pub mod request;
+pub mod signing;
 
 pub use config::{Config, ConfigError};
 pub use decision::{Decision, Reason, Verdict};

@@ -10,6 +10,7 @@ use arc_swap::ArcSwap;
 
 use crate::config::{Config, Guardrails};
 use crate::provider::{LoadError, Provider};
+use crate::signing::Signer;
 
 /// Numbers provider sets in the order they were loaded, process-wide.
 static GENERATIONS: AtomicU64 = AtomicU64::new(1);
@@ -65,13 +66,24 @@ impl ProviderSet {
 pub struct Snapshot {
     pub guardrails: Guardrails,
     pub providers: ProviderSet,
+    /// Signs decision records, when the configuration names a key.
+    pub signer: Option<Arc<Signer>>,
 }
 
 impl Snapshot {
     pub fn load(config: &Config) -> Result<Snapshot, LoadError> {
+        let signer = match &config.signing {
+            Some(s) => Some(Arc::new(Signer::load(
+                &config.base_dir.join(&s.key),
+                &s.kid,
+                s.expires_in,
+            )?)),
+            None => None,
+        };
         Ok(Snapshot {
             guardrails: config.guardrails.clone(),
             providers: ProviderSet::load(config)?,
+            signer,
         })
     }
 }

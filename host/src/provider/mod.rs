@@ -86,6 +86,13 @@ pub enum LoadError {
     Link { provider: String, message: String },
     #[error("provider '{provider}': configure failed: {message}")]
     Configure { provider: String, message: String },
+    #[error("signing: {0}")]
+    Signing(#[from] crate::signing::SigningError),
+    #[error("provider '{provider}': {source}")]
+    ConfigFile {
+        provider: String,
+        source: crate::config::ConfigFileError,
+    },
 }
 
 /// A provider's opinion on one call, with what it cost.
@@ -259,6 +266,12 @@ impl Provider {
         base_dir: &Path,
         fail_closed: bool,
     ) -> Result<Provider, LoadError> {
+        let config = spec
+            .resolved_config(base_dir)
+            .map_err(|source| LoadError::ConfigFile {
+                provider: spec.name.clone(),
+                source,
+            })?;
         let component = ComponentBytes::resolve(&spec.name, &spec.wasm, base_dir)?;
         let digest = component.sha256.clone();
         if let Some(pin) = &spec.sha256 {
@@ -299,7 +312,7 @@ impl Provider {
             limits: spec.limits,
             on_error,
             instance_mode: spec.instance,
-            config_json: spec.config.to_string(),
+            config_json: config.to_string(),
             pre,
             pool: InstancePool::new(spec.limits.pool_size),
             broken: None,
