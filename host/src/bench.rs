@@ -102,11 +102,52 @@ pub const SCENARIOS: &[Scenario] = &[
         run: allowlist,
     },
     Scenario {
+        name: "oap",
+        about: "one evaluate through the OAP provider (example passport): a shell command (1 and 2 threads), a file read, a URL",
+        run: oap,
+    },
+    Scenario {
         name: "shell-analysis",
         about: "native shell analysis (parse and flatten) of a typical and of a nested command line",
         run: shell_analysis,
     },
 ];
+
+fn oap(calls: usize) -> anyhow::Result<Vec<Measurement>> {
+    let warden = Warden::new(&oap_config())?;
+    let judge = |call: &ToolCall| {
+        let e = warden.evaluate(call, Caller::Agent).expect("decision");
+        assert!(e.allow, "the benchmark call must be allowed: {e:?}");
+    };
+    let shell = ToolCall::new("bash", json!({ "command": TYPICAL_COMMAND }));
+    let read = ToolCall::new("read_file", json!({"path": "/workspace/src/main.rs"}));
+    let fetch = ToolCall::new(
+        "web_fetch",
+        json!({"url": "https://docs.rs/wasmtime/latest/wasmtime/"}),
+    );
+    Ok(vec![
+        measure("oap, shell command, warm instance", 1, calls, &|| {
+            judge(&shell)
+        }),
+        measure("oap, shell command, warm instance", 2, calls, &|| {
+            judge(&shell)
+        }),
+        measure("oap, file read, warm instance", 1, calls, &|| judge(&read)),
+        measure("oap, URL fetch, warm instance", 1, calls, &|| judge(&fetch)),
+    ])
+}
+
+/// The OAP provider alone, on the example passport.
+fn oap_config() -> Config {
+    let passport: serde_json::Value =
+        serde_json::from_str(include_str!("../../examples/passport.json"))
+            .expect("example passport");
+    let yaml = format!(
+        "guardrails:\n  providers:\n    - name: oap\n      wasm: \"builtin:oap-passport\"\n      config: {}\n",
+        json!({ "passport": passport })
+    );
+    Config::parse(&yaml, "<bench>", ".".into()).expect("bench config")
+}
 
 /// A command line an agent typically runs, and one that nests wrappers and
 /// command lines inside command lines.

@@ -128,70 +128,70 @@ impl Blocked {
     }
 
     /// Whether the pattern matches one simple command.
-    fn matches(&self, command: &LowerCommand) -> bool {
-        let phrase = self.words.len() <= command.words.len()
-            && command
-                .words
-                .windows(self.words.len())
-                .any(|w| w == self.words.as_slice());
-        if phrase {
+    fn matches(&self, c: &Command) -> bool {
+        // The words as a phrase: wrappers, program (or the word as written),
+        // arguments; compared in place, without collecting them.
+        let count = c.wrappers.len() + 1 + c.args.len();
+        let n = self.words.len();
+        if n <= count
+            && (0..=count - n).any(|start| {
+                self.words
+                    .iter()
+                    .enumerate()
+                    .all(|(k, w)| eq_lower(word_at(c, start + k), w))
+            })
+        {
             return true;
         }
         let Some(p) = &self.command else { return false };
-        if command.program.as_deref() != Some(p.program.as_str())
-            || !command.flags.includes(&p.flags)
+        if !c
+            .program
+            .as_deref()
+            .is_some_and(|prog| eq_lower(prog, &p.program))
         {
             return false;
         }
+        // Only now pay for lower-casing: the program is the pattern's.
+        let args: Vec<String> = c.args.iter().map(|a| a.value.to_lowercase()).collect();
+        let flags = FlagSet::of(&p.program, args.iter().map(String::as_str));
+        if !flags.includes(&p.flags) {
+            return false;
+        }
+        let mut options_ended = false;
+        let mut operands = args.iter().filter(|a| {
+            if options_ended {
+                return true;
+            }
+            if *a == "--" {
+                options_ended = true;
+                return false;
+            }
+            !(a.len() > 1 && a.starts_with('-'))
+        });
         // Every operand of the pattern matches an operand of the command, in order.
-        let mut operands = command.operands.iter();
         p.operands
             .iter()
             .all(|glob| operands.by_ref().any(|o| glob.matches(o)))
     }
 }
 
-/// A simple command lower-cased, as blocked patterns see it.
-struct LowerCommand {
-    program: Option<String>,
-    /// Privileged wrappers, program and arguments.
-    words: Vec<String>,
-    flags: FlagSet,
-    operands: Vec<String>,
+/// Word `i` of a command: its wrappers, its program (or the word as written),
+/// then its arguments.
+fn word_at(c: &Command, i: usize) -> &str {
+    let w = c.wrappers.len();
+    match i.cmp(&w) {
+        std::cmp::Ordering::Less => &c.wrappers[i],
+        std::cmp::Ordering::Equal => c.program.as_deref().unwrap_or(&c.written),
+        std::cmp::Ordering::Greater => c.args.get(i - w - 1).map_or("", |a| a.value.as_str()),
+    }
 }
 
-impl LowerCommand {
-    fn of(c: &Command) -> LowerCommand {
-        let program = c.program.as_ref().map(|p| p.to_lowercase());
-        let args: Vec<String> = c.args.iter().map(|a| a.value.to_lowercase()).collect();
-        let mut words: Vec<String> = c.wrappers.iter().map(|w| w.to_lowercase()).collect();
-        words.push(program.clone().unwrap_or_else(|| c.written.to_lowercase()));
-        words.extend(args.iter().cloned());
-        let flags = FlagSet::of(
-            program.as_deref().unwrap_or(""),
-            args.iter().map(String::as_str),
-        );
-        let mut options_ended = false;
-        let operands = args
-            .iter()
-            .filter(|a| {
-                if options_ended {
-                    return true;
-                }
-                if *a == "--" {
-                    options_ended = true;
-                    return false;
-                }
-                !(a.len() > 1 && a.starts_with('-'))
-            })
-            .cloned()
-            .collect();
-        LowerCommand {
-            program,
-            words,
-            flags,
-            operands,
-        }
+/// `text` equals `lower` (already lower-cased) ignoring case.
+fn eq_lower(text: &str, lower: &str) -> bool {
+    if text.is_ascii() {
+        text.eq_ignore_ascii_case(lower)
+    } else {
+        text.to_lowercase() == lower
     }
 }
 
@@ -262,8 +262,7 @@ pub fn check(policy: &CommandPolicy, args: &Map<String, Value>) -> Check {
     }
     if !policy.blocked.is_empty() {
         for c in &analysis.commands {
-            let lower = LowerCommand::of(c);
-            if let Some(pattern) = policy.blocked.iter().find(|p| p.matches(&lower)) {
+            if let Some(pattern) = policy.blocked.iter().find(|p| p.matches(c)) {
                 return Err(deny(
                     "oap.blocked_pattern",
                     format!(
@@ -322,24 +321,35 @@ fn permitted(allowed: &[Vec<String>], c: &Command) -> bool {
         return false;
     };
     let path = c.path.as_deref().unwrap_or(program);
-    let privileged = c
+    let privileged: usize = c
         .wrappers
         .iter()
-        .filter(|w| PRIVILEGED.contains(&w.as_str()));
-    // (word, literal): privileged wrappers, the program, then the arguments.
-    let words: Vec<(&str, &str, bool)> = privileged
-        .map(|w| (w.as_str(), w.as_str(), true))
-        .chain(std::iter::once((program, path, true)))
-        .chain(
-            c.args
+        .filter(|w| PRIVILEGED.contains(&w.as_str()))
+        .count();
+    // Word k: the privileged wrappers, the program, then the arguments; each
+    // as (name, path, literal).
+    let word = |k: usize| -> (&str, &str, bool) {
+        if k < privileged {
+            let w = c
+                .wrappers
                 .iter()
-                .map(|a| (a.value.as_str(), a.value.as_str(), a.literal)),
-        )
-        .collect();
+                .filter(|w| PRIVILEGED.contains(&w.as_str()))
+                .nth(k)
+                .map_or("", String::as_str);
+            (w, w, true)
+        } else if k == privileged {
+            (program, path, true)
+        } else {
+            let a = &c.args[k - privileged - 1];
+            (a.value.as_str(), a.value.as_str(), a.literal)
+        }
+    };
+    let count = privileged + 1 + c.args.len();
     allowed.iter().any(|entry| {
-        entry.len() <= words.len()
-            && entry.iter().zip(&words).all(|(e, (name, path, literal))| {
-                *literal
+        entry.len() <= count
+            && entry.iter().enumerate().all(|(k, e)| {
+                let (name, path, literal) = word(k);
+                literal
                     && if e.contains('/') {
                         e == path
                     } else {

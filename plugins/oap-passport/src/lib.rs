@@ -27,6 +27,12 @@ use warden::guardrail::types::{Decision, ProviderInfo, Reason, ToolCall, Verdict
 
 use config::Configured;
 
+// Every call parses a command line into many small allocations; talc serves
+// them faster than the C library's allocator. An instance is single-threaded
+// WebAssembly, which is what `new_global` requires.
+#[global_allocator]
+static ALLOCATOR: talc::TalckWasm = unsafe { talc::TalckWasm::new_global() };
+
 thread_local! {
     /// The configured passport; `None` until `configure` succeeds.
     static STATE: RefCell<Option<Configured>> = const { RefCell::new(None) };
