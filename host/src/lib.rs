@@ -16,6 +16,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod approval;
 pub mod bench;
 pub mod builtin;
 pub mod cli;
@@ -29,6 +30,7 @@ pub mod registry;
 pub mod request;
 pub mod signing;
 
+pub use approval::{ApprovalError, ApprovalGate};
 pub use config::{Config, ConfigError};
 pub use decision::{Decision, Reason, Verdict};
 pub use pipeline::{Evaluation, Warden};

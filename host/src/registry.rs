@@ -8,8 +8,11 @@ use std::time::SystemTime;
 
 use arc_swap::ArcSwap;
 
-use crate::config::{Config, Guardrails};
-use crate::provider::{LoadError, Provider};
+use crate::approval::ApprovalList;
+use crate::config::{Config, Guardrails, Role};
+use crate::policy::permissions::PermissionEngine;
+use crate::policy::triage::Triage;
+use crate::provider::{Classifier, LoadError, Provider};
 use crate::signing::Signer;
 
 /// Numbers provider sets in the order they were loaded, process-wide.
@@ -30,6 +33,7 @@ impl ProviderSet {
         let providers = guardrails
             .providers
             .iter()
+            .filter(|spec| spec.role == Role::Guardrail)
             .map(|spec| Provider::load(spec, &config.base_dir, guardrails.fail_closed))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(ProviderSet {
@@ -65,12 +69,32 @@ impl ProviderSet {
 /// Everything a call is judged with, loaded from one configuration.
 pub struct Snapshot {
     pub guardrails: Guardrails,
+    pub permissions: PermissionEngine,
+    pub triage: Triage,
     pub providers: ProviderSet,
     /// Signs decision records, when the configuration names a key.
     pub signer: Option<Arc<Signer>>,
+    /// `hitl_approval`, compiled: which calls need a human.
+    pub approval_list: ApprovalList,
 }
 
 impl Snapshot {
+    /// Every component (provider or classifier) that could not be configured,
+    /// by name, with why.
+    pub fn unhealthy(&self) -> Vec<(&str, &crate::provider::ProviderFailure)> {
+        let mut out: Vec<_> = self
+            .providers
+            .unhealthy()
+            .map(|(p, f)| (p.name(), f))
+            .collect();
+        if let Some(c) = self.triage.classifier()
+            && let Err(f) = c.health()
+        {
+            out.push((c.name(), f));
+        }
+        out
+    }
+
     pub fn load(config: &Config) -> Result<Snapshot, LoadError> {
         let signer = match &config.signing {
             Some(s) => Some(Arc::new(Signer::load(
@@ -80,10 +104,28 @@ impl Snapshot {
             )?)),
             None => None,
         };
+        let permissions = match &config.permissions {
+            // Validated with the config: a failure here is a programming error,
+            // and still refuses the load.
+            Some(p) => PermissionEngine::new(p).map_err(|(at, message)| LoadError::Policy {
+                message: format!("permissions.{at}: {message}"),
+            })?,
+            None => PermissionEngine::default(),
+        };
+        let classifier = config
+            .guardrails
+            .providers
+            .iter()
+            .find(|spec| spec.role == Role::Classifier)
+            .map(|spec| Classifier::load(spec, &config.base_dir))
+            .transpose()?;
         Ok(Snapshot {
             guardrails: config.guardrails.clone(),
+            permissions,
+            triage: Triage::new(&config.triage, classifier),
             providers: ProviderSet::load(config)?,
             signer,
+            approval_list: ApprovalList::new(&config.hitl_approval),
         })
     }
 }

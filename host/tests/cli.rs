@@ -18,12 +18,8 @@ fn warden(args: &[&str], stdin: Option<&str>) -> Output {
         .spawn()
         .unwrap();
     if let Some(input) = stdin {
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
+        // The binary may exit (on a config error) before reading its input.
+        let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
     }
     drop(child.stdin.take());
     child.wait_with_output().unwrap()
@@ -178,4 +174,29 @@ fn demo_judges_example_calls_showing_allow_and_deny() {
 #[test]
 fn an_unknown_subcommand_is_a_usage_error() {
     assert_eq!(warden(&["judge"], None).status.code(), Some(2));
+}
+
+#[test]
+fn interaction_prints_the_resolved_policy_and_guidance() {
+    let out = warden(
+        &["interaction", "--internal"],
+        Some(r#"{"non_interactive": true}"#),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let p = stdout_json(&out);
+    assert_eq!(p["mode"], "scheduled");
+    assert_eq!(p["can_ask_human"], false);
+    assert_eq!(p["offer_ask_clarification"], false);
+    assert_eq!(p["network_requests"], "deny");
+    assert!(p["guidance"].as_str().unwrap().contains("BLOCKED"));
+}
+
+#[test]
+fn interaction_refuses_an_unknown_mode_from_an_internal_caller() {
+    let out = warden(
+        &["interaction", "--internal"],
+        Some(r#"{"interaction_mode": "batch"}"#),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("expected one of"), "{}", stderr(&out));
 }

@@ -81,9 +81,12 @@ fn resolve(raw: &serde_json::Map<String, Value>, name: &str) -> Value {
     }
 }
 
+/// The OAP provider alone: the native permission engine runs before every
+/// provider and would deny sensitive paths itself, so these specifications
+/// switch its built-in list off to see what the provider says.
 fn oap_yaml(provider_config: &Value) -> String {
     format!(
-        "guardrails:\n  providers:\n    - name: oap\n      wasm: \"builtin:oap-passport\"\n      config: {provider_config}\n"
+        "permissions:\n  mode: full_auto\n  sensitive_paths: {{unsafe_drop_defaults: true}}\nguardrails:\n  providers:\n    - name: oap\n      wasm: \"builtin:oap-passport\"\n      config: {provider_config}\n"
     )
 }
 
@@ -99,7 +102,11 @@ fn judge(warden: &Warden, tool: &str, input: Value, timestamp: &str) -> Evaluati
 
 /// The OAP stage's own opinion (before the host resolves an ask).
 fn opinion(e: &Evaluation) -> (Verdict, &str) {
-    let stage = &e.stages[0];
+    let stage = e
+        .stages
+        .iter()
+        .find(|s| s.stage == "provider:oap")
+        .unwrap_or_else(|| panic!("the OAP provider did not run: {e:?}"));
     (stage.verdict, stage.codes[0].as_str())
 }
 
@@ -402,12 +409,14 @@ fn operator_mapping_rules_come_before_the_shipped_ones() {
         DEFAULT_TIMESTAMP,
     );
     assert_eq!(e.verdict, Verdict::Allow, "{e:?}");
+    // `bash` now needs data.file.read: judged as a read of its `path`.
     let e = judge(
         &warden,
         "bash",
-        json!({"path": "/workspace/a.md"}),
+        json!({"path": "/etc/passwd"}),
         DEFAULT_TIMESTAMP,
     );
+    assert_eq!(opinion(&e), (Verdict::Deny, "oap.path_not_allowed"));
     assert_eq!(e.policy_id.as_deref(), Some("data.file.read.v1"));
 }
 
