@@ -103,7 +103,7 @@ pub const SCENARIOS: &[Scenario] = &[
     },
     Scenario {
         name: "oap",
-        about: "one evaluate through the OAP provider (example passport): a shell command (1 and 2 threads), a file read, a URL",
+        about: "the OAP provider (example passport): a shell command through the warm component alone, and shell, file and URL calls through the whole pipeline",
         run: oap,
     },
     Scenario {
@@ -124,6 +124,8 @@ pub const SCENARIOS: &[Scenario] = &[
 ];
 
 fn oap(calls: usize) -> anyhow::Result<Vec<Measurement>> {
+    use crate::decision::Verdict;
+    use crate::provider::{GuestCall, GuestInteractionMode};
     let warden = Warden::new(&oap_config())?;
     let judge = |call: &ToolCall| {
         let e = warden.evaluate(call, Caller::Agent).expect("decision");
@@ -135,15 +137,41 @@ fn oap(calls: usize) -> anyhow::Result<Vec<Measurement>> {
         "web_fetch",
         json!({"url": "https://docs.rs/wasmtime/latest/wasmtime/"}),
     );
+    // The component alone: one call into the warm instance and its decision
+    // back, without the native stages the pipeline runs first.
+    let snapshot = warden.snapshot();
+    let provider = &snapshot.providers.providers()[0];
+    let guest_call = GuestCall {
+        tool_name: "bash".into(),
+        tool_input: json!({ "command": TYPICAL_COMMAND }).to_string(),
+        agent_id: None,
+        thread_id: None,
+        run_id: None,
+        tool_call_id: None,
+        user_id: None,
+        user_role: None,
+        oauth_provider: None,
+        oauth_id: None,
+        is_subagent: false,
+        timestamp: crate::request::now_rfc3339(),
+        interaction_mode: GuestInteractionMode::Interactive,
+    };
+    let component = || {
+        let opinion = provider.evaluate(&guest_call).expect("an opinion");
+        assert_eq!(opinion.decision.verdict, Verdict::Allow, "{opinion:?}");
+    };
     Ok(vec![
-        measure("oap, shell command, warm instance", 1, calls, &|| {
+        measure("oap component alone, shell command", 1, calls, &component),
+        measure("oap, shell command, whole pipeline", 1, calls, &|| {
             judge(&shell)
         }),
-        measure("oap, shell command, warm instance", 2, calls, &|| {
+        measure("oap, shell command, whole pipeline", 2, calls, &|| {
             judge(&shell)
         }),
-        measure("oap, file read, warm instance", 1, calls, &|| judge(&read)),
-        measure("oap, URL fetch, warm instance", 1, calls, &|| judge(&fetch)),
+        measure("oap, file read, whole pipeline", 1, calls, &|| judge(&read)),
+        measure("oap, URL fetch, whole pipeline", 1, calls, &|| {
+            judge(&fetch)
+        }),
     ])
 }
 
