@@ -473,23 +473,21 @@ impl Flattener {
             Vec::new()
         };
         let arg = self.arg(word);
-        if arg.literal && braces_possible {
-            if braces::has_braces(&mask) {
-                match braces::expand(&mask) {
-                    Some(words) => {
-                        argv.extend(words.into_iter().map(|value| Arg {
-                            value,
-                            literal: true,
-                            glob: arg.glob,
-                        }));
-                    }
-                    None => argv.push(Arg {
-                        literal: false,
-                        ..arg
-                    }),
+        if arg.literal && braces_possible && braces::has_braces(&mask) {
+            match braces::expand(&mask) {
+                Some(words) => {
+                    argv.extend(words.into_iter().map(|value| Arg {
+                        value,
+                        literal: true,
+                        glob: arg.glob,
+                    }));
                 }
-                return;
+                None => argv.push(Arg {
+                    literal: false,
+                    ..arg
+                }),
             }
+            return;
         }
         argv.push(arg);
     }
