@@ -159,9 +159,10 @@ pub fn evaluate(
     }
 
     // The providers, in order; a deny ends the chain.
-    if worst != Verdict::Deny && snapshot.guardrails.enabled {
+    let providers = snapshot.providers.providers();
+    if worst != Verdict::Deny && snapshot.guardrails.enabled && !providers.is_empty() {
         let guest_call = guest_call(snapshot, call, interaction.mode);
-        for provider in snapshot.providers.providers() {
+        for provider in providers {
             let t = Instant::now();
             let (decision, extra) = match provider.evaluate(&guest_call) {
                 Ok(opinion) => (
