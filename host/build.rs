@@ -13,6 +13,7 @@ const PROFILE: &str = "wasm-release";
 /// Every guest package of the workspace.
 const GUESTS: &[&str] = &[
     "warden-allowlist",
+    "warden-oap-passport",
     "fixture-hostile",
     "fixture-fs-importer",
     "fixture-contract-v2",

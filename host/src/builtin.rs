@@ -15,11 +15,18 @@ macro_rules! guest {
 }
 
 /// Every shipped provider.
-pub const BUILTINS: &[Builtin] = &[Builtin {
-    name: "allowlist",
-    description: "DeerFlow's AllowlistProvider: allowed_tools / denied_tools",
-    bytes: guest!("allowlist.wasm"),
-}];
+pub const BUILTINS: &[Builtin] = &[
+    Builtin {
+        name: "allowlist",
+        description: "DeerFlow's AllowlistProvider: allowed_tools / denied_tools",
+        bytes: guest!("allowlist.wasm"),
+    },
+    Builtin {
+        name: "oap-passport",
+        description: "Open Agent Passport (oap/1.0): capabilities and limits of a passport",
+        bytes: guest!("oap_passport.wasm"),
+    },
+];
 
 /// The component of a shipped provider.
 pub fn component(name: &str) -> Option<&'static [u8]> {

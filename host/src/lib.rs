@@ -30,6 +30,7 @@ pub mod provider;
 pub mod registry;
 pub mod request;
 pub mod server;
+pub mod signing;
 
 pub use approval::{ApprovalError, ApprovalGate};
 pub use config::{Config, ConfigError};

@@ -147,7 +147,26 @@ impl CanonicalCall {
     }
 
     fn add_path(&mut self, raw: &str) {
-        let path = self.canonical_path(raw);
+        // A bare name (`id_rsa`, `status`) is a file in the working directory:
+        // no need to parse the working directory again for each one.
+        let bare = !raw.is_empty()
+            && !raw.contains('/')
+            && !raw.starts_with(['~', '$'])
+            && raw != "."
+            && raw != "..";
+        let path = if bare {
+            let cwd = self.cwd_key();
+            let name = paths::comparison_form(raw);
+            let mut path = String::with_capacity(cwd.len() + 1 + name.len());
+            path.push_str(cwd);
+            if !cwd.ends_with('/') {
+                path.push('/');
+            }
+            path.push_str(&name);
+            path
+        } else {
+            self.canonical_path(raw)
+        };
         if !self.paths.contains(&path) {
             self.paths.push(path);
         }

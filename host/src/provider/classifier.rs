@@ -96,6 +96,12 @@ impl World for RiskClassifier {
 
 impl Classifier {
     pub fn load(spec: &ProviderSpec, base_dir: &Path) -> Result<Classifier, LoadError> {
+        let config = spec
+            .resolved_config(base_dir)
+            .map_err(|source| LoadError::ConfigFile {
+                provider: spec.name.clone(),
+                source,
+            })?;
         let (component, compiled) = load_component(
             &spec.name,
             &spec.wasm,
@@ -108,7 +114,7 @@ impl Classifier {
             &compiled,
             spec.limits,
             spec.instance,
-            spec.config.to_string(),
+            config.to_string(),
         )?;
         Ok(Classifier {
             name: spec.name.clone(),
