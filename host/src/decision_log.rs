@@ -218,7 +218,7 @@ pub struct Requester<'a> {
 
 /// One line of the decision log.
 #[derive(Debug, Serialize)]
-pub struct DecisionRecord<'a> {
+pub struct DecisionLine<'a> {
     pub decision_id: &'a str,
     pub time: String,
     pub thread_id: Option<&'a str>,
@@ -243,6 +243,9 @@ pub struct DecisionRecord<'a> {
     pub caller: Option<Requester<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub arguments: Option<Map<String, Value>>,
+    /// The signed decision record, when the configuration names a signing key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decision_record: Option<&'a crate::signing::DecisionRecord>,
 }
 
 #[derive(Debug, Serialize)]
@@ -264,7 +267,7 @@ pub struct LoggedStage<'a> {
     pub error_detail: Option<&'static str>,
 }
 
-impl<'a> DecisionRecord<'a> {
+impl<'a> DecisionLine<'a> {
     /// The record of one evaluated call; `arguments` as the policy allows.
     pub fn new(
         decision_id: &'a str,
@@ -274,7 +277,7 @@ impl<'a> DecisionRecord<'a> {
         arguments: Option<Map<String, Value>>,
     ) -> Self {
         let ctx = &call.context;
-        DecisionRecord {
+        DecisionLine {
             decision_id,
             time: now_rfc3339(),
             thread_id: ctx.thread_id.as_deref(),
@@ -312,6 +315,7 @@ impl<'a> DecisionRecord<'a> {
             error_detail: evaluation.stages.iter().find_map(|s| s.error_detail),
             caller,
             arguments,
+            decision_record: evaluation.decision_record.as_ref(),
         }
     }
 }
@@ -377,19 +381,21 @@ impl DecisionLog {
         })
     }
 
-    /// Records one decision and returns its id.
+    /// Records one decision and returns its id: the signed record's, when the
+    /// decision was signed, so that both name it the same.
     pub fn record(
         &self,
         call: &ToolCall,
         evaluation: &Evaluation,
         caller: Option<Requester<'_>>,
     ) -> String {
-        let id = new_decision_id();
+        let id = match &evaluation.decision_record {
+            Some(record) => record.decision_id.clone(),
+            None => new_decision_id(),
+        };
         if let Some(sink) = &self.sink {
             let arguments = self.policy.load().arguments(call);
-            sink.append(&DecisionRecord::new(
-                &id, call, evaluation, caller, arguments,
-            ));
+            sink.append(&DecisionLine::new(&id, call, evaluation, caller, arguments));
         }
         id
     }

@@ -783,3 +783,38 @@ async fn a_call_in_flight_during_a_swap_finishes_on_the_set_it_started_with() {
     assert_eq!(after["generation"], report["generation"]);
     assert_eq!(provider_stages(&after)[0]["stage"], "provider:next");
 }
+
+#[tokio::test]
+async fn a_signed_decision_is_logged_under_the_id_of_its_signed_record() {
+    let keys = tempfile::tempdir().unwrap();
+    let prefix = keys.path().join("signing");
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["keygen", "--out"])
+        .arg(&prefix)
+        .output()
+        .unwrap()
+        .status;
+    assert!(status.success());
+    let mut daemon = Daemon::start(&format!(
+        "{}signing: {{key: {}, kid: test-key}}\n",
+        config(&allowlist("allowlist", &["bash"], &[])),
+        prefix.with_extension("key").display()
+    ));
+    let response = daemon
+        .request(Method::POST, "/v1/evaluate", Some(AGENT))
+        .json(&bash("ls"))
+        .send()
+        .await
+        .unwrap();
+    let header = response.headers()["x-warden-decision-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let decision: Value = response.json().await.unwrap();
+    let record = &decision["decision_record"];
+    assert_eq!(record["decision_id"], header.as_str());
+    daemon.stop();
+    let line = &daemon.log("decisions.jsonl")[0];
+    assert_eq!(line["decision_id"], header.as_str());
+    assert_eq!(&line["decision_record"], record);
+}

@@ -194,6 +194,9 @@ pub struct Evaluation {
     pub decided_by: Option<String>,
     pub interaction_mode: InteractionMode,
     pub stages: Vec<StageReport>,
+    /// The signed decision record, when the daemon signs decisions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision_record: Option<Value>,
     /// The provider set that judged the call.
     pub generation: u64,
     pub duration_us: u64,

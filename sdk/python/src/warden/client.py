@@ -62,6 +62,8 @@ class Evaluation:
     duration_us: int
     #: The id of this decision in the daemon's decision log.
     decision_id: Optional[str] = None
+    #: The signed decision record, when the daemon signs decisions.
+    decision_record: Optional[Dict[str, Any]] = None
     raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -79,6 +81,7 @@ class Evaluation:
                 generation=int(data["generation"]),
                 duration_us=int(data["duration_us"]),
                 decision_id=decision_id,
+                decision_record=data.get("decision_record"),
                 raw=dict(data),
             )
         except (KeyError, TypeError, ValueError) as err:
