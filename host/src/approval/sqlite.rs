@@ -355,14 +355,14 @@ impl ApprovalStore for SqliteApprovalStore {
     }
 
     fn pending_on_thread(&self, thread_id: &str) -> Result<Option<ApprovalRecord>, StoreError> {
+        // On the daemon's evaluate path for every call with a thread: keep the
+        // statement prepared.
         let row = self.with(|connection| {
             connection
-                .query_row(
-                    &format!("{SELECT} WHERE thread_id = ?1 AND status = 'pending'"),
-                    [thread_id],
-                    read_row,
-                )
-                .optional()
+                .prepare_cached(&format!(
+                    "{SELECT} WHERE thread_id = ?1 AND status = 'pending'"
+                ))
+                .and_then(|mut statement| statement.query_row([thread_id], read_row).optional())
                 .map_err(db)
         })?;
         row.map(Row::decode).transpose()
