@@ -432,6 +432,10 @@ pub fn run(config_path: &Path, options: ServeOptions) -> anyhow::Result<()> {
         .thread_name("warden-http")
         .build()?;
     runtime.block_on(async {
+        // Handle signals before anyone can know the daemon is up: a SIGHUP or
+        // SIGTERM sent right after the "listening" line must not kill it.
+        let mut hangup = signal(SignalKind::hangup())?;
+        let mut terminate = signal(SignalKind::terminate())?;
         let server = Server::start(config_path, options).await?;
         {
             use std::io::Write;
@@ -439,8 +443,6 @@ pub fn run(config_path: &Path, options: ServeOptions) -> anyhow::Result<()> {
             writeln!(out, "warden: listening on http://{}", server.local_addr())?;
             out.flush()?;
         }
-        let mut hangup = signal(SignalKind::hangup())?;
-        let mut terminate = signal(SignalKind::terminate())?;
         loop {
             tokio::select! {
                 _ = hangup.recv() => {
