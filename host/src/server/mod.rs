@@ -436,6 +436,7 @@ pub fn run(config_path: &Path, options: ServeOptions) -> anyhow::Result<()> {
         // SIGTERM sent right after the "listening" line must not kill it.
         let mut hangup = signal(SignalKind::hangup())?;
         let mut terminate = signal(SignalKind::terminate())?;
+        let mut interrupt = signal(SignalKind::interrupt())?;
         let server = Server::start(config_path, options).await?;
         {
             use std::io::Write;
@@ -452,7 +453,7 @@ pub fn run(config_path: &Path, options: ServeOptions) -> anyhow::Result<()> {
                     });
                 }
                 _ = terminate.recv() => break,
-                _ = tokio::signal::ctrl_c() => break,
+                _ = interrupt.recv() => break,
             }
         }
         tracing::info!("shutting down");
