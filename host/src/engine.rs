@@ -12,6 +12,8 @@ use wasmtime::component::{Component, Linker, ResourceTable};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
+use crate::artifact_cache::{ArtifactCache, CacheMiss};
+
 /// How often the ticker bumps the engine's epoch: the granularity of timeouts.
 pub const EPOCH_TICK: Duration = Duration::from_millis(1);
 
@@ -25,6 +27,25 @@ pub struct SandboxEngine {
     pooling: bool,
     /// Compiled components by SHA-256 of their bytes.
     compiled: Mutex<HashMap<String, Component>>,
+}
+
+/// A compiled component and where it came from.
+#[derive(Clone)]
+pub struct Compiled {
+    pub component: Component,
+    pub origin: CompiledFrom,
+}
+
+/// Where a compiled component came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CompiledFrom {
+    /// Compiled earlier by this process.
+    Memory,
+    /// Deserialised from the on-disk artifact cache.
+    Disk,
+    /// Compiled now.
+    Compilation,
 }
 
 /// Compiled components kept in memory; past this the cache starts over.
@@ -63,20 +84,54 @@ impl SandboxEngine {
     }
 
     /// Compiles a component, or returns the one compiled earlier from the same
-    /// bytes: a reload or a second provider on the same component costs a
-    /// lookup, not a compilation.
-    pub fn compile(&self, sha256: &str, bytes: &[u8]) -> wasmtime::Result<Component> {
+    /// bytes: from memory (a reload or a second provider on the same component
+    /// costs a lookup), else from the on-disk `artifacts` cache when one is
+    /// given (a new process costs a deserialisation). A fresh compilation is
+    /// written to that cache; a cache that cannot be read or written only
+    /// costs the compilation.
+    pub fn compile(
+        &self,
+        sha256: &str,
+        bytes: &[u8],
+        artifacts: Option<&ArtifactCache>,
+    ) -> wasmtime::Result<Compiled> {
         let cached = self.cache().get(sha256).cloned();
         if let Some(component) = cached {
-            return Ok(component);
+            return Ok(Compiled {
+                component,
+                origin: CompiledFrom::Memory,
+            });
         }
-        let component = Component::new(&self.engine, bytes)?;
+        let loaded = artifacts.map(|disk| disk.load(&self.engine, sha256));
+        let (component, origin) = match loaded {
+            Some(Ok(component)) => (component, CompiledFrom::Disk),
+            miss => {
+                if let Some(Err(miss)) = &miss
+                    && !matches!(miss, CacheMiss::Absent)
+                {
+                    tracing::warn!(component = sha256, %miss, "compiled-artifact cache entry not used");
+                }
+                let component = Component::new(&self.engine, bytes)?;
+                if let Some(disk) = artifacts
+                    && let Err(err) = disk.store(&self.engine, sha256, &component)
+                {
+                    tracing::warn!(dir = %disk.dir().display(), error = %err, "cannot write the compiled-artifact cache");
+                }
+                (component, CompiledFrom::Compilation)
+            }
+        };
         let mut cache = self.cache();
         if cache.len() >= MAX_COMPILED {
             cache.clear();
         }
         cache.insert(sha256.to_string(), component.clone());
-        Ok(component)
+        Ok(Compiled { component, origin })
+    }
+
+    /// Drops the compiled components held in memory, so that the next load
+    /// goes to the disk cache as a new process would.
+    pub fn forget_compiled(&self) {
+        self.cache().clear();
     }
 
     fn cache(&self) -> std::sync::MutexGuard<'_, HashMap<String, Component>> {

@@ -16,6 +16,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod artifact_cache;
 pub mod bench;
 pub mod builtin;
 pub mod cli;
@@ -27,6 +28,8 @@ pub mod policy;
 pub mod provider;
 pub mod registry;
 pub mod request;
+pub mod scaffold;
+pub mod vectors;
 
 pub use config::{Config, ConfigError};
 pub use decision::{Decision, Reason, Verdict};

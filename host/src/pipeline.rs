@@ -141,7 +141,10 @@ pub fn evaluate(
         verdict = Verdict::Deny;
         reasons.insert(
             0,
-            Reason::new(ASK_UNAVAILABLE, format!("the call needs a human's approval, but {why}: denied")),
+            Reason::new(
+                ASK_UNAVAILABLE,
+                format!("the call needs a human's approval, but {why}: denied"),
+            ),
         );
     }
     if let Some(message) = interaction.dropped_keys_message() {
@@ -164,14 +167,17 @@ pub fn evaluate(
 /// The call as providers see it. With a passport configured, the call is
 /// attributed to it (as DeerFlow does).
 fn guest_call(snapshot: &Snapshot, call: &ToolCall, mode: InteractionMode) -> GuestCall {
+    provider_call(call, snapshot.guardrails.passport.as_deref(), mode)
+}
+
+/// The call as a provider sees it, attributed to `passport` when one is set.
+pub fn provider_call(call: &ToolCall, passport: Option<&str>, mode: InteractionMode) -> GuestCall {
     let ctx = &call.context;
     GuestCall {
         tool_name: call.tool_name.clone(),
         tool_input: call.tool_input.to_string(),
-        agent_id: snapshot
-            .guardrails
-            .passport
-            .clone()
+        agent_id: passport
+            .map(str::to_string)
             .or_else(|| ctx.agent_id.clone()),
         thread_id: ctx.thread_id.clone(),
         run_id: ctx.run_id.clone(),

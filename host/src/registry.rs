@@ -8,6 +8,7 @@ use std::time::SystemTime;
 
 use arc_swap::ArcSwap;
 
+use crate::artifact_cache::ArtifactCache;
 use crate::config::{Config, Guardrails};
 use crate::provider::{LoadError, Provider};
 
@@ -26,10 +27,18 @@ impl ProviderSet {
     /// loaded fails the whole set.
     pub fn load(config: &Config) -> Result<ProviderSet, LoadError> {
         let guardrails = &config.guardrails;
+        let artifacts = ArtifactCache::in_data_dir(&config.data_dir());
         let providers = guardrails
             .providers
             .iter()
-            .map(|spec| Provider::load(spec, &config.base_dir, guardrails.fail_closed))
+            .map(|spec| {
+                Provider::load(
+                    spec,
+                    &config.base_dir,
+                    guardrails.fail_closed,
+                    Some(&artifacts),
+                )
+            })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(ProviderSet {
             providers,

@@ -62,7 +62,12 @@ fn an_ask_from_one_provider_and_allows_from_the_rest_is_an_ask() {
 #[test]
 fn an_ask_in_a_run_that_cannot_ask_a_human_is_a_deny_that_says_why() {
     let w = scripted(&[("a", "ask")]);
-    for (mode, subagent) in [("scheduled", false), ("webhook", false), ("autonomous", false), ("interactive", true)] {
+    for (mode, subagent) in [
+        ("scheduled", false),
+        ("webhook", false),
+        ("autonomous", false),
+        ("interactive", true),
+    ] {
         let mut c = call("bash", empty());
         c.context.interaction_mode = Some(mode.into());
         c.context.is_subagent = subagent;
@@ -84,7 +89,10 @@ fn an_ask_from_a_harness_that_cannot_resume_is_a_deny() {
     let w = scripted(&[("a", "ask")]);
     let mut c = call("bash", empty());
     c.context.can_resume = Some(false);
-    assert_eq!(w.evaluate(&c, Caller::Agent).unwrap().verdict, Verdict::Deny);
+    assert_eq!(
+        w.evaluate(&c, Caller::Agent).unwrap().verdict,
+        Verdict::Deny
+    );
 }
 
 #[test]

@@ -140,7 +140,10 @@ impl RunInteractionPolicy {
         if self.is_subagent {
             Some("a subagent cannot ask a human".into())
         } else if self.mode != InteractionMode::Interactive {
-            Some(format!("nobody can be asked in a {} run", self.mode.as_str()))
+            Some(format!(
+                "nobody can be asked in a {} run",
+                self.mode.as_str()
+            ))
         } else if !self.can_resume {
             Some("the harness cannot pause this run for a human".into())
         } else {
@@ -351,7 +354,8 @@ mod tests {
 
     #[test]
     fn a_harness_that_cannot_resume_has_no_human_to_ask() {
-        let p = RunInteractionPolicy::resolve(&ctx(|c| c.can_resume = Some(false)), Caller::Agent).unwrap();
+        let p = RunInteractionPolicy::resolve(&ctx(|c| c.can_resume = Some(false)), Caller::Agent)
+            .unwrap();
         assert!(!p.can_ask_human());
         assert!(p.why_no_human().unwrap().contains("cannot pause"));
     }

@@ -4,6 +4,7 @@
 //! [`ProviderFailure`].
 
 mod failure;
+mod inspect;
 mod pool;
 
 use std::path::{Path, PathBuf};
@@ -15,12 +16,14 @@ use wasmtime::Store;
 use wasmtime::component::{Component, InstancePre};
 
 pub use failure::{FailureKind, ProviderFailure};
+pub use inspect::{Import, Inspection, host_contract, inspect};
 pub use pool::PoolUsage;
 
+use crate::artifact_cache::ArtifactCache;
 use crate::builtin;
 use crate::config::{InstanceMode, Limits, OnError, ProviderSpec};
 use crate::decision::{Decision, Reason, Verdict, codes};
-use crate::engine::{HostState, SandboxEngine};
+use crate::engine::{Compiled, HostState, SandboxEngine};
 use pool::InstancePool;
 
 /// Host bindings generated from the contract in `wit/`.
@@ -165,24 +168,46 @@ impl ComponentBytes {
 
 /// Compiles a component and checks it against the contract: no forbidden
 /// imports, the provider export at a compatible version. Returns the component
-/// ready to pre-instantiate.
+/// ready to pre-instantiate. `artifacts` is the on-disk compiled cache, if any.
 pub fn compile_checked(
     provider: &str,
     component: &ComponentBytes,
     export: &str,
+    artifacts: Option<&ArtifactCache>,
 ) -> Result<Component, LoadError> {
-    let sandbox = SandboxEngine::shared();
-    let engine = sandbox.engine();
-    let compiled = sandbox
-        .compile(&component.sha256, &component.bytes)
+    let compiled = compile(provider, component, artifacts)?;
+    check_contract(provider, &compiled.component, export)?;
+    Ok(compiled.component)
+}
+
+/// Compiles a component (or finds it compiled), without judging it.
+pub fn compile(
+    provider: &str,
+    component: &ComponentBytes,
+    artifacts: Option<&ArtifactCache>,
+) -> Result<Compiled, LoadError> {
+    SandboxEngine::shared()
+        .compile(&component.sha256, &component.bytes, artifacts)
         .map_err(|err| LoadError::Compile {
             provider: provider.into(),
             path: component.origin.clone(),
             message: format!("{err:#}"),
-        })?;
+        })
+}
+
+/// Whether the host refuses a component that imports `name`: the imports that
+/// would hand a provider the host's files or network.
+pub fn is_forbidden_import(name: &str) -> bool {
+    FORBIDDEN_IMPORTS.iter().any(|p| name.starts_with(p))
+}
+
+/// Checks a compiled component against the contract: no forbidden imports,
+/// and the `export` interface (`provider`) at a version this host speaks.
+pub fn check_contract(provider: &str, compiled: &Component, export: &str) -> Result<(), LoadError> {
+    let engine = SandboxEngine::shared().engine();
     let ty = compiled.component_type();
     for (import, _) in ty.imports(engine) {
-        if FORBIDDEN_IMPORTS.iter().any(|p| import.starts_with(p)) {
+        if is_forbidden_import(import) {
             return Err(LoadError::ForbiddenImport {
                 provider: provider.into(),
                 import: import.into(),
@@ -200,7 +225,7 @@ pub fn compile_checked(
             .map(|version| (name, version))
     });
     match found {
-        Some((_, version)) if compatible(version, CONTRACT_VERSION) => Ok(compiled),
+        Some((_, version)) if compatible(version, CONTRACT_VERSION) => Ok(()),
         Some((name, version)) => Err(LoadError::Contract {
             provider: provider.into(),
             message: format!(
@@ -249,15 +274,31 @@ pub(crate) fn pre_instantiate(
         })
 }
 
+/// Pre-instantiates a checked provider component and checks that its exports
+/// have the contract's types.
+pub(crate) fn prepare(
+    provider: &str,
+    component: &Component,
+) -> Result<GuardrailProviderPre<HostState>, LoadError> {
+    GuardrailProviderPre::new(pre_instantiate(provider, component)?).map_err(|err| {
+        LoadError::Contract {
+            provider: provider.into(),
+            message: format!("{err:#}"),
+        }
+    })
+}
+
 impl Provider {
     /// Loads a provider: read, verify the pin, compile, check, pre-instantiate,
     /// and bring up one configured instance. A failure to configure does not
     /// fail the load: the provider then denies every call with
-    /// `warden.configure_failed` (see [`Provider::health`]).
+    /// `warden.configure_failed` (see [`Provider::health`]). `artifacts` is
+    /// the on-disk compiled cache, if any.
     pub fn load(
         spec: &ProviderSpec,
         base_dir: &Path,
         fail_closed: bool,
+        artifacts: Option<&ArtifactCache>,
     ) -> Result<Provider, LoadError> {
         let component = ComponentBytes::resolve(&spec.name, &spec.wasm, base_dir)?;
         let digest = component.sha256.clone();
@@ -275,14 +316,8 @@ impl Provider {
                 });
             }
         }
-        let compiled = compile_checked(&spec.name, &component, "provider")?;
-        let pre =
-            GuardrailProviderPre::new(pre_instantiate(&spec.name, &compiled)?).map_err(|err| {
-                LoadError::Contract {
-                    provider: spec.name.clone(),
-                    message: format!("{err:#}"),
-                }
-            })?;
+        let compiled = compile_checked(&spec.name, &component, "provider", artifacts)?;
+        let pre = prepare(&spec.name, &compiled)?;
         let on_error = spec.on_error.unwrap_or(if fail_closed {
             OnError::Deny
         } else {
