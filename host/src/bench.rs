@@ -95,11 +95,40 @@ pub struct Scenario {
 }
 
 /// Every scenario `warden bench` knows.
-pub const SCENARIOS: &[Scenario] = &[Scenario {
-    name: "allowlist",
-    about: "one evaluate through the allowlist provider: warm pool (1 and 2 threads) and a fresh instance per call",
-    run: allowlist,
-}];
+pub const SCENARIOS: &[Scenario] = &[
+    Scenario {
+        name: "allowlist",
+        about: "one evaluate through the allowlist provider: warm pool (1 and 2 threads) and a fresh instance per call",
+        run: allowlist,
+    },
+    Scenario {
+        name: "shell-analysis",
+        about: "native shell analysis (parse and flatten) of a typical and of a nested command line",
+        run: shell_analysis,
+    },
+];
+
+/// A command line an agent typically runs, and one that nests wrappers and
+/// command lines inside command lines.
+pub const TYPICAL_COMMAND: &str = "git status && cargo test -p warden-host 2>&1 | tail -n 20";
+pub const NESTED_COMMAND: &str =
+    "sudo env FOO=1 bash -c 'find . -name \"*.tmp\" -exec rm -f {} \\; && echo \"done: $(date)\"'";
+
+fn shell_analysis(calls: usize) -> anyhow::Result<Vec<Measurement>> {
+    use warden_analysis::shell::analyze;
+    let analyse = |src: &str, expected: usize| {
+        let a = analyze(std::hint::black_box(src));
+        assert_eq!(a.commands.len(), expected, "{src}: {a:?}");
+    };
+    Ok(vec![
+        measure("shell analysis, typical command", 1, calls, &|| {
+            analyse(TYPICAL_COMMAND, 3)
+        }),
+        measure("shell analysis, nested command", 1, calls, &|| {
+            analyse(NESTED_COMMAND, 5)
+        }),
+    ])
+}
 
 fn allowlist(calls: usize) -> anyhow::Result<Vec<Measurement>> {
     let call = ToolCall::new("bash", json!({"command": "git status"}));

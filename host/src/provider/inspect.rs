@@ -81,8 +81,8 @@ pub fn inspect(component: &ComponentBytes, artifacts: Option<&ArtifactCache>) ->
         .exports
         .iter()
         .find_map(|e| e.strip_prefix(&provider_export).map(str::to_string));
-    let verdict = check_contract(&name, &compiled, "provider")
-        .and_then(|()| prepare(&name, &compiled).map(drop));
+    let verdict =
+        check_contract(&name, &compiled, "provider").and_then(|()| prepare(&name, &compiled));
     inspection.refusal = verdict.err().map(|err| err.to_string());
     inspection
 }

@@ -6,9 +6,10 @@
 mod failure;
 mod inspect;
 mod pool;
+mod sandbox;
 
 use std::path::{Path, PathBuf};
-use std::time::{Instant, SystemTime};
+use std::time::SystemTime;
 
 use serde_json::{Map, Value};
 use sha2::{Digest as _, Sha256};
@@ -21,10 +22,10 @@ pub use pool::PoolUsage;
 
 use crate::artifact_cache::ArtifactCache;
 use crate::builtin;
-use crate::config::{InstanceMode, Limits, OnError, ProviderSpec};
+use crate::config::{Limits, OnError, ProviderSpec};
 use crate::decision::{Decision, Reason, Verdict, codes};
 use crate::engine::{Compiled, HostState, SandboxEngine};
-use pool::InstancePool;
+pub(crate) use sandbox::{Sandbox, World};
 
 /// Host bindings generated from the contract in `wit/`.
 pub(crate) mod bindings {
@@ -103,16 +104,8 @@ pub struct Provider {
     name: String,
     digest: String,
     source: String,
-    info: ProviderInfo,
-    limits: Limits,
     on_error: OnError,
-    instance_mode: InstanceMode,
-    config_json: String,
-    pre: GuardrailProviderPre<HostState>,
-    pool: InstancePool<Instance>,
-    /// Set when the first instance could not be configured: every call then
-    /// fails with this, without touching the guest again.
-    broken: Option<ProviderFailure>,
+    sandbox: Sandbox<GuardrailProvider>,
     loaded_at: SystemTime,
 }
 
@@ -274,18 +267,73 @@ pub(crate) fn pre_instantiate(
         })
 }
 
+/// Reads a component, verifies its pin and compiles it (through the on-disk
+/// compiled cache `artifacts`, if any) with the contract checks.
+pub(crate) fn load_component(
+    name: &str,
+    wasm: &str,
+    pin: Option<&str>,
+    base_dir: &Path,
+    export: &str,
+    artifacts: Option<&ArtifactCache>,
+) -> Result<(ComponentBytes, Component), LoadError> {
+    let component = ComponentBytes::resolve(name, wasm, base_dir)?;
+    if let Some(pin) = pin {
+        let expected = pin
+            .strip_prefix("sha256:")
+            .unwrap_or(pin)
+            .to_ascii_lowercase();
+        if expected != component.sha256 {
+            return Err(LoadError::DigestMismatch {
+                provider: name.into(),
+                path: component.origin.clone(),
+                expected,
+                actual: component.sha256.clone(),
+            });
+        }
+    }
+    let compiled = compile_checked(name, &component, export, artifacts)?;
+    Ok((component, compiled))
+}
+
 /// Pre-instantiates a checked provider component and checks that its exports
-/// have the contract's types.
-pub(crate) fn prepare(
-    provider: &str,
-    component: &Component,
-) -> Result<GuardrailProviderPre<HostState>, LoadError> {
-    GuardrailProviderPre::new(pre_instantiate(provider, component)?).map_err(|err| {
-        LoadError::Contract {
+/// have the contract's types: the last load check before an instance is made.
+pub(crate) fn prepare(provider: &str, component: &Component) -> Result<(), LoadError> {
+    <GuardrailProvider as World>::pre(pre_instantiate(provider, component)?)
+        .map(drop)
+        .map_err(|err| LoadError::Contract {
             provider: provider.into(),
             message: format!("{err:#}"),
-        }
-    })
+        })
+}
+
+impl World for GuardrailProvider {
+    type Pre = GuardrailProviderPre<HostState>;
+
+    fn pre(instance_pre: InstancePre<HostState>) -> wasmtime::Result<Self::Pre> {
+        GuardrailProviderPre::new(instance_pre)
+    }
+
+    fn instantiate(pre: &Self::Pre, store: &mut Store<HostState>) -> wasmtime::Result<Self> {
+        pre.instantiate(store)
+    }
+
+    fn info(&self, store: &mut Store<HostState>) -> wasmtime::Result<ProviderInfo> {
+        let info = self.warden_guardrail_provider().call_info(store)?;
+        Ok(ProviderInfo {
+            name: info.name,
+            version: info.version,
+        })
+    }
+
+    fn configure(
+        &self,
+        store: &mut Store<HostState>,
+        config: &str,
+    ) -> wasmtime::Result<Result<(), String>> {
+        self.warden_guardrail_provider()
+            .call_configure(store, config)
+    }
 }
 
 impl Provider {
@@ -300,68 +348,34 @@ impl Provider {
         fail_closed: bool,
         artifacts: Option<&ArtifactCache>,
     ) -> Result<Provider, LoadError> {
-        let component = ComponentBytes::resolve(&spec.name, &spec.wasm, base_dir)?;
-        let digest = component.sha256.clone();
-        if let Some(pin) = &spec.sha256 {
-            let expected = pin
-                .strip_prefix("sha256:")
-                .unwrap_or(pin)
-                .to_ascii_lowercase();
-            if expected != digest {
-                return Err(LoadError::DigestMismatch {
-                    provider: spec.name.clone(),
-                    path: component.origin.clone(),
-                    expected,
-                    actual: digest,
-                });
-            }
-        }
-        let compiled = compile_checked(&spec.name, &component, "provider", artifacts)?;
-        let pre = prepare(&spec.name, &compiled)?;
+        let (component, compiled) = load_component(
+            &spec.name,
+            &spec.wasm,
+            spec.sha256.as_deref(),
+            base_dir,
+            "provider",
+            artifacts,
+        )?;
+        let sandbox = Sandbox::new(
+            &spec.name,
+            &compiled,
+            spec.limits,
+            spec.instance,
+            spec.config.to_string(),
+        )?;
         let on_error = spec.on_error.unwrap_or(if fail_closed {
             OnError::Deny
         } else {
             OnError::Allow
         });
-        let mut provider = Provider {
+        Ok(Provider {
             name: spec.name.clone(),
-            digest,
+            digest: component.sha256,
             source: component.origin,
-            info: ProviderInfo {
-                name: spec.name.clone(),
-                version: "unknown".into(),
-            },
-            limits: spec.limits,
             on_error,
-            instance_mode: spec.instance,
-            config_json: spec.config.to_string(),
-            pre,
-            pool: InstancePool::new(spec.limits.pool_size),
-            broken: None,
+            sandbox,
             loaded_at: SystemTime::now(),
-        };
-        let first = provider.instantiate().and_then(|mut instance| {
-            let info = instance.info(&provider.limits).map_err(|cause| {
-                ProviderFailure::new(
-                    FailureKind::ConfigureFailed,
-                    format!("info: {} ({})", cause.message, cause.kind.code()),
-                )
-            })?;
-            Ok((instance, info))
-        });
-        match first {
-            Ok((instance, info)) => {
-                provider.info = info;
-                if provider.instance_mode == InstanceMode::Warm {
-                    provider.pool.seed(instance);
-                }
-            }
-            Err(failure) => {
-                tracing::warn!(provider = %provider.name, %failure, "provider could not be configured; it will deny every call");
-                provider.broken = Some(failure);
-            }
-        }
-        Ok(provider)
+        })
     }
 
     pub fn name(&self) -> &str {
@@ -379,11 +393,11 @@ impl Provider {
     }
 
     pub fn info(&self) -> &ProviderInfo {
-        &self.info
+        self.sandbox.info()
     }
 
     pub fn limits(&self) -> &Limits {
-        &self.limits
+        self.sandbox.limits()
     }
 
     pub fn on_error(&self) -> OnError {
@@ -395,148 +409,25 @@ impl Provider {
     }
 
     pub fn pool_usage(&self) -> PoolUsage {
-        self.pool.usage()
+        self.sandbox.pool_usage()
     }
 
     /// Ok when the provider could be configured; otherwise why not.
     pub fn health(&self) -> Result<(), &ProviderFailure> {
-        self.broken.as_ref().map_or(Ok(()), Err)
+        self.sandbox.health()
     }
 
     /// Asks the provider for its opinion on one call, under its limits.
     pub fn evaluate(&self, call: &GuestCall) -> Result<Opinion, ProviderFailure> {
-        if let Some(broken) = &self.broken {
-            return Err(broken.clone());
-        }
-        let size = input_size(call);
-        if size > self.limits.max_input_bytes {
-            return Err(ProviderFailure::new(
-                FailureKind::InputTooLarge,
-                format!(
-                    "the request is {size} bytes; this provider accepts at most {}",
-                    self.limits.max_input_bytes
-                ),
-            ));
-        }
-        let deadline = Instant::now() + self.limits.timeout();
-        let mut slot = self.pool.acquire(deadline).ok_or_else(|| {
-            ProviderFailure::new(
-                FailureKind::PoolExhausted,
-                format!(
-                    "no instance became free within {} ms (pool of {})",
-                    self.limits.timeout_ms, self.limits.pool_size
-                ),
-            )
-        })?;
-        let mut instance = match slot.instance.take() {
-            Some(instance) => instance,
-            None => self.instantiate()?,
-        };
-        let raw = instance.evaluate(call, &self.limits)?;
-        let decision = accept(raw.0, self.limits.max_output_bytes)?;
-        if self.instance_mode == InstanceMode::Warm {
-            slot.release(instance);
-        }
+        let max_output = self.limits().max_output_bytes;
+        let (decision, fuel_used) = self.sandbox.call(
+            input_size(call),
+            |guest, store| guest.warden_guardrail_provider().call_evaluate(store, call),
+            |raw| accept(raw, max_output),
+        )?;
         Ok(Opinion {
             decision,
-            fuel_used: raw.1,
-        })
-    }
-
-    /// A new configured instance.
-    fn instantiate(&self) -> Result<Instance, ProviderFailure> {
-        let limits = &self.limits;
-        let fail = |what: &str, err: wasmtime::Error, store: &Store<HostState>| {
-            let cause =
-                ProviderFailure::classify(&err, store.data().limiter.exceeded, limits.timeout_ms);
-            let kind = if cause.kind == FailureKind::PoolExhausted {
-                FailureKind::PoolExhausted
-            } else {
-                FailureKind::ConfigureFailed
-            };
-            ProviderFailure::new(
-                kind,
-                format!("{what}: {} ({})", cause.message, cause.kind.code()),
-            )
-        };
-        let mut store = new_store(limits);
-        let bindings = match self.pre.instantiate(&mut store) {
-            Ok(bindings) => bindings,
-            Err(err) => return Err(fail("instantiate", err, &store)),
-        };
-        let configured = bindings
-            .warden_guardrail_provider()
-            .call_configure(&mut store, &self.config_json);
-        match configured {
-            Ok(Ok(())) => Ok(Instance { store, bindings }),
-            Ok(Err(message)) => Err(ProviderFailure::new(
-                FailureKind::ConfigureFailed,
-                format!("configure refused the config: {}", truncate(&message, 500)),
-            )),
-            Err(err) => Err(fail("configure", err, &store)),
-        }
-    }
-}
-
-/// A store with the provider's limits: memory through the limiter, fuel and an
-/// epoch deadline for the next call into the guest.
-fn new_store(limits: &Limits) -> Store<HostState> {
-    let mut store = Store::new(
-        SandboxEngine::shared().engine(),
-        HostState::new(limits.memory_bytes()),
-    );
-    store.limiter(|state| &mut state.limiter);
-    arm(&mut store, limits);
-    store
-}
-
-/// Refills the fuel and sets the deadline for one call into the guest.
-fn arm(store: &mut Store<HostState>, limits: &Limits) {
-    // Fuel is enabled on the shared engine, so this cannot fail.
-    let _ = store.set_fuel(limits.fuel);
-    store.set_epoch_deadline(SandboxEngine::ticks_for(limits.timeout()));
-}
-
-/// A live, configured instance and its store.
-struct Instance {
-    store: Store<HostState>,
-    bindings: GuardrailProvider,
-}
-
-impl Instance {
-    fn info(&mut self, limits: &Limits) -> Result<ProviderInfo, ProviderFailure> {
-        arm(&mut self.store, limits);
-        let info = self
-            .bindings
-            .warden_guardrail_provider()
-            .call_info(&mut self.store)
-            .map_err(|err| {
-                ProviderFailure::classify(
-                    &err,
-                    self.store.data().limiter.exceeded,
-                    limits.timeout_ms,
-                )
-            })?;
-        Ok(ProviderInfo {
-            name: info.name,
-            version: info.version,
-        })
-    }
-
-    /// Calls `evaluate`; returns the raw decision and the fuel it used.
-    fn evaluate(
-        &mut self,
-        call: &GuestCall,
-        limits: &Limits,
-    ) -> Result<(wit::Decision, u64), ProviderFailure> {
-        arm(&mut self.store, limits);
-        let result = self
-            .bindings
-            .warden_guardrail_provider()
-            .call_evaluate(&mut self.store, call);
-        let fuel_used = limits.fuel - self.store.get_fuel().unwrap_or(0);
-        result.map(|decision| (decision, fuel_used)).map_err(|err| {
-            ProviderFailure::classify(&err, self.store.data().limiter.exceeded, limits.timeout_ms)
+            fuel_used,
         })
     }
 }
@@ -612,7 +503,7 @@ fn accept(raw: wit::Decision, max_bytes: usize) -> Result<Decision, ProviderFail
     })
 }
 
-fn truncate(text: &str, max: usize) -> &str {
+pub(crate) fn truncate(text: &str, max: usize) -> &str {
     if text.len() <= max {
         return text;
     }

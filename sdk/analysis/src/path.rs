@@ -1,0 +1,144 @@
+//! Lexical path canonicalisation: `~` and `$HOME` expansion with a given home,
+//! joining with a given working directory, collapsing `.`, `..` and repeated
+//! slashes (never above `/`); a comparison form (Unicode NFKC, then lower case)
+//! under which case and look-alike spellings of a path compare equal; and
+//! detection of characters that hide what a text says. Nothing here looks at
+//! the file system: symbolic links are not resolved.
+
+use std::borrow::Cow;
+
+use unicode_normalization::UnicodeNormalization;
+
+/// `~`, `~/…`, `$HOME`, `${HOME}` (alone or followed by `/`) with `home`
+/// substituted. Without a home, the path is returned unchanged.
+pub fn expand_home<'a>(path: &'a str, home: Option<&str>) -> Cow<'a, str> {
+    let Some(home) = home else {
+        return Cow::Borrowed(path);
+    };
+    for prefix in ["~", "${HOME}", "$HOME"] {
+        if let Some(rest) = path.strip_prefix(prefix)
+            && (rest.is_empty() || rest.starts_with('/'))
+        {
+            return Cow::Owned(format!("{home}{rest}"));
+        }
+    }
+    Cow::Borrowed(path)
+}
+
+/// The lexical canonical form of `path`: home expanded, made absolute against
+/// `cwd` when relative, `.`, `..` and repeated slashes collapsed, no trailing
+/// slash. `..` never climbs above `/`. A relative path without a `cwd` stays
+/// relative (its leading `..` kept); so does a `~user` path.
+pub fn canonicalize(path: &str, cwd: Option<&str>, home: Option<&str>) -> String {
+    let expanded = expand_home(path, home);
+    let joined: Cow<str> = match cwd {
+        Some(cwd) if !expanded.starts_with('/') && !expanded.starts_with('~') => {
+            Cow::Owned(format!("{}/{}", expand_home(cwd, home), expanded))
+        }
+        _ => expanded,
+    };
+    collapse(&joined)
+}
+
+/// Collapses `.`, `..` and repeated slashes.
+fn collapse(path: &str) -> String {
+    let absolute = path.starts_with('/');
+    let mut segments: Vec<&str> = Vec::new();
+    for segment in path.split('/') {
+        match segment {
+            "" | "." => {}
+            ".." => match segments.last() {
+                Some(&last) if last != ".." => {
+                    segments.pop();
+                }
+                _ if absolute => {}
+                _ => segments.push(".."),
+            },
+            s => segments.push(s),
+        }
+    }
+    let body = segments.join("/");
+    match (absolute, body.is_empty()) {
+        (true, _) => format!("/{body}"),
+        (false, true) => ".".to_string(),
+        (false, false) => body,
+    }
+}
+
+/// The form in which paths are compared: Unicode NFKC (full-width and other
+/// compatibility look-alikes become their plain letters), then lower case.
+pub fn comparison_form(text: &str) -> String {
+    if text.is_ascii() {
+        return text.to_ascii_lowercase();
+    }
+    text.nfkc().collect::<String>().to_lowercase()
+}
+
+/// A character that hides or disguises what a text says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Suspicious {
+    pub character: char,
+    /// Byte offset in the text.
+    pub offset: usize,
+    pub kind: SuspiciousKind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SuspiciousKind {
+    /// A control character other than tab, newline and carriage return.
+    Control,
+    /// A bidirectional override, embedding, isolate or mark (U+202A–U+202E,
+    /// U+2066–U+2069, U+200E, U+200F, U+061C).
+    Bidi,
+    /// A tag character (U+E0000–U+E007F): invisible, used to smuggle text.
+    Tag,
+    /// A zero-width or invisible joiner/space (U+200B–U+200D, U+2060, U+FEFF, U+180E).
+    ZeroWidth,
+}
+
+impl SuspiciousKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SuspiciousKind::Control => "control character",
+            SuspiciousKind::Bidi => "bidirectional control character",
+            SuspiciousKind::Tag => "tag character",
+            SuspiciousKind::ZeroWidth => "zero-width character",
+        }
+    }
+}
+
+/// The kind of a suspicious character, if it is one.
+pub fn suspicious_kind(c: char) -> Option<SuspiciousKind> {
+    match c {
+        '\t' | '\n' | '\r' => None,
+        c if c.is_control() => Some(SuspiciousKind::Control),
+        '\u{202A}'..='\u{202E}'
+        | '\u{2066}'..='\u{2069}'
+        | '\u{200E}'
+        | '\u{200F}'
+        | '\u{061C}' => Some(SuspiciousKind::Bidi),
+        '\u{E0000}'..='\u{E007F}' => Some(SuspiciousKind::Tag),
+        '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}' | '\u{180E}' => {
+            Some(SuspiciousKind::ZeroWidth)
+        }
+        _ => None,
+    }
+}
+
+/// The first suspicious character of `text`, if any.
+pub fn find_suspicious(text: &str) -> Option<Suspicious> {
+    if text
+        .bytes()
+        .all(|b| (0x20..0x7f).contains(&b) || matches!(b, b'\t' | b'\n' | b'\r'))
+    {
+        return None;
+    }
+    text.char_indices().find_map(|(offset, character)| {
+        suspicious_kind(character).map(|kind| Suspicious {
+            character,
+            offset,
+            kind,
+        })
+    })
+}
