@@ -13,6 +13,8 @@ const PROFILE: &str = "wasm-release";
 /// Every guest package of the workspace.
 const GUESTS: &[&str] = &[
     "warden-allowlist",
+    "warden-rules",
+    "example-command-guard",
     "fixture-hostile",
     "fixture-fs-importer",
     "fixture-contract-v2",
@@ -28,6 +30,7 @@ fn main() {
         "plugins",
         "sdk",
         "tests/fixtures",
+        "examples/providers/rust",
         "Cargo.toml",
         "Cargo.lock",
     ] {

@@ -15,11 +15,18 @@ macro_rules! guest {
 }
 
 /// Every shipped provider.
-pub const BUILTINS: &[Builtin] = &[Builtin {
-    name: "allowlist",
-    description: "DeerFlow's AllowlistProvider: allowed_tools / denied_tools",
-    bytes: guest!("allowlist.wasm"),
-}];
+pub const BUILTINS: &[Builtin] = &[
+    Builtin {
+        name: "allowlist",
+        description: "DeerFlow's AllowlistProvider: allowed_tools / denied_tools",
+        bytes: guest!("allowlist.wasm"),
+    },
+    Builtin {
+        name: "rules",
+        description: "an ordered, prioritised rule list over request fields (eq, ne, in, contains, glob, matches)",
+        bytes: guest!("rules.wasm"),
+    },
+];
 
 /// The component of a shipped provider.
 pub fn component(name: &str) -> Option<&'static [u8]> {

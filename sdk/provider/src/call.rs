@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::bindings::warden::guardrail::types as wit;
 use crate::path::JsonPath;
+use warden_analysis::{self as analysis, shell::Analysis};
 
 /// How the run that made the call interacts with humans, as the host resolved
 /// it from trusted context.
@@ -131,6 +132,37 @@ impl Call {
     /// The shell command of a shell tool: the `command` argument.
     pub fn command(&self) -> Option<&str> {
         self.arg_str("command")
+    }
+
+    /// The shell analysis of [`Call::command`]: every simple command the line
+    /// would run, seen through quoting, wrappers (`sudo`, `env`), `bash -c`,
+    /// `eval`, substitutions and pipes, exactly as the host analyses it.
+    ///
+    /// ```
+    /// use warden_provider::{json, Call};
+    ///
+    /// let call = Call::new("bash", json!({"command": "sudo env X=1 bash -c '/bin/r\"\"m -rf /tmp/x' | tee log"}));
+    /// let shell = call.shell().unwrap();
+    /// assert!(shell.commands.iter().any(|c| c.is("rm") && c.flags().contains("--recursive")));
+    /// ```
+    pub fn shell(&self) -> Option<Analysis> {
+        self.command().map(analysis::shell::analyze)
+    }
+
+    /// A string argument as a lexically canonical path (the host's own
+    /// canonicalisation): `.`, `..` and repeated slashes collapsed, `..` never
+    /// above `/`. The contract carries neither the run's working directory nor
+    /// the home directory, so a relative path stays relative and `~` stays as
+    /// written: treat those as the unknowns they are.
+    /// ```
+    /// use warden_provider::{json, Call};
+    ///
+    /// let call = Call::new("read_file", json!({"path": "/srv/app/../../etc//passwd"}));
+    /// assert_eq!(call.path_arg("path").as_deref(), Some("/etc/passwd"));
+    /// ```
+    pub fn path_arg(&self, name: &str) -> Option<String> {
+        self.arg_str(name)
+            .map(|path| analysis::path::canonicalize(path, None, None))
     }
 
     /// `role:tool`, e.g. `viewer:bash`; none without a user role.

@@ -47,7 +47,9 @@
 //! error names the field: `blocked_tools[2]: invalid type: integer...`), keeps
 //! the configured provider for the life of the instance, hands every call to
 //! [`Provider::evaluate`] as a [`Call`] with typed helpers ([`Call::arg_str`],
-//! [`Call::get`] with a [`JsonPath`], [`Call::role_tool_key`], ...), and turns
+//! [`Call::get`] with a [`JsonPath`], [`Call::role_tool_key`], the host's shell
+//! analysis with [`Call::shell`], [`Call::path_arg`] canonicalised, [`Glob`]
+//! patterns), and turns
 //! your [`Decision`] into the contract's. Everything but the export works on
 //! the native target too, so providers are unit-tested with a plain `cargo test`.
 //!
@@ -67,6 +69,10 @@ pub use config::{ConfigError, configure_json};
 pub use decision::{Decision, Reason, Verdict, codes};
 pub use path::{JsonPath, PathError};
 pub use serde_json::{Map, Value, json};
+/// The host's own shell, path and glob analysis (crate `warden-analysis`), so
+/// that a provider sees a command or a path exactly as the host does.
+pub use warden_analysis as analysis;
+pub use warden_analysis::glob::{Glob, GlobError};
 
 /// A guardrail provider.
 ///
