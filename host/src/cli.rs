@@ -10,6 +10,7 @@ use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
 
 use crate::config::Config;
+use crate::engine::CompiledFrom;
 use crate::pipeline::{Evaluation, Warden};
 use crate::request::{Caller, ToolCall};
 
@@ -203,11 +204,16 @@ fn check(config: &Config) -> anyhow::Result<ExitCode> {
     for p in providers {
         let l = p.limits();
         println!(
-            "  {} {} ({})\n    sha256:{}\n    limits: timeout_ms={} fuel={} memory_mb={} max_input_bytes={} max_output_bytes={} pool_size={}; on_error={:?}",
+            "  {} {} ({})\n    sha256:{}\n    compiled: {}\n    limits: timeout_ms={} fuel={} memory_mb={} max_input_bytes={} max_output_bytes={} pool_size={}; on_error={:?}",
             p.name(),
             p.info().version,
             p.source(),
             p.digest(),
+            match p.compiled_from() {
+                CompiledFrom::Compilation => "now (and written to the artifact cache)",
+                CompiledFrom::Disk => "loaded from the artifact cache",
+                CompiledFrom::Memory => "already in memory",
+            },
             l.timeout_ms,
             l.fuel,
             l.memory_mb,

@@ -27,6 +27,10 @@ pub struct SandboxEngine {
     pooling: bool,
     /// Compiled components by SHA-256 of their bytes.
     compiled: Mutex<HashMap<String, Component>>,
+    /// Held while a component is deserialised or compiled, so that loads of
+    /// the same component at the same time compile it once (compilation is
+    /// parallel inside already).
+    compiling: Mutex<()>,
 }
 
 /// A compiled component and where it came from.
@@ -80,6 +84,7 @@ impl SandboxEngine {
             linker,
             pooling,
             compiled: Mutex::new(HashMap::new()),
+            compiling: Mutex::new(()),
         })
     }
 
@@ -95,6 +100,18 @@ impl SandboxEngine {
         bytes: &[u8],
         artifacts: Option<&ArtifactCache>,
     ) -> wasmtime::Result<Compiled> {
+        let cached = self.cache().get(sha256).cloned();
+        if let Some(component) = cached {
+            return Ok(Compiled {
+                component,
+                origin: CompiledFrom::Memory,
+            });
+        }
+        let _compiling = self
+            .compiling
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        // Compiled by another thread while this one waited?
         let cached = self.cache().get(sha256).cloned();
         if let Some(component) = cached {
             return Ok(Compiled {

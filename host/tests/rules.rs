@@ -109,9 +109,7 @@ fn thread_and_agent_ids_can_be_tested() {
         {"field": "thread_id", "op": "glob", "value": "sandbox-*"},
         {"field": "agent_id", "op": "eq", "value": "researcher"}
     ]}]}));
-    let call = |thread: &str, agent: &str| {
-        json!({"tool_name": "bash", "context": {"thread_id": thread, "agent_id": agent}})
-    };
+    let call = |thread: &str, agent: &str| json!({"tool_name": "bash", "context": {"thread_id": thread, "agent_id": agent}});
     assert_eq!(verdict(&w, call("sandbox-7", "researcher")), Verdict::Allow);
     assert_eq!(verdict(&w, call("prod-1", "researcher")), Verdict::Deny);
     assert_eq!(verdict(&w, call("sandbox-7", "coder")), Verdict::Deny);
@@ -149,10 +147,12 @@ fn rules_of_equal_priority_are_tried_in_written_order() {
 
 #[test]
 fn all_conditions_of_a_rule_must_hold() {
-    let w = rules(json!({"rules": [{"id": "admin-bash", "action": "allow", "when": [
-        {"field": "tool_name", "op": "eq", "value": "bash"},
-        {"field": "user_role", "op": "eq", "value": "admin"}
-    ]}]}));
+    let w = rules(
+        json!({"rules": [{"id": "admin-bash", "action": "allow", "when": [
+            {"field": "tool_name", "op": "eq", "value": "bash"},
+            {"field": "user_role", "op": "eq", "value": "admin"}
+        ]}]}),
+    );
     let call = |role: &str| json!({"tool_name": "bash", "context": {"user_role": role}});
     assert_eq!(verdict(&w, call("admin")), Verdict::Allow);
     assert_eq!(verdict(&w, call("dev")), Verdict::Deny);
@@ -208,7 +208,10 @@ fn the_policy_may_be_a_yaml_document() {
 #[test]
 fn the_policy_may_be_a_json_document() {
     let policy = json!({"rules": [{"id": "ok", "action": "allow"}]}).to_string();
-    assert_eq!(verdict(&rules(json!({ "policy": policy })), bash("ls")), Verdict::Allow);
+    assert_eq!(
+        verdict(&rules(json!({ "policy": policy })), bash("ls")),
+        Verdict::Allow
+    );
 }
 
 #[test]
@@ -218,7 +221,10 @@ fn an_invalid_regex_fails_configure_naming_the_rule() {
         {"id": "broken", "action": "deny", "when": [{"field": "command", "op": "matches", "value": "(unclosed"}]}
     ]}));
     assert!(err.contains("rules[1].when[0].value"), "{err}");
-    assert!(err.contains("rule 'broken'") && err.contains("invalid regex"), "{err}");
+    assert!(
+        err.contains("rule 'broken'") && err.contains("invalid regex"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -226,7 +232,10 @@ fn an_unknown_field_fails_configure_listing_the_known_ones() {
     let err = configure_error(json!({"rules": [
         {"id": "r", "action": "deny", "when": [{"field": "tool", "op": "eq", "value": "bash"}]}
     ]}));
-    assert!(err.contains("rules[0].when[0].field") && err.contains("role_tool_key"), "{err}");
+    assert!(
+        err.contains("rules[0].when[0].field") && err.contains("role_tool_key"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -250,7 +259,10 @@ fn a_rule_id_used_twice_fails_configure() {
     let err = configure_error(json!({"rules": [
         {"id": "a", "action": "allow"}, {"id": "a", "action": "deny"}
     ]}));
-    assert!(err.contains("rules[1].id") && err.contains("rules[0]"), "{err}");
+    assert!(
+        err.contains("rules[1].id") && err.contains("rules[0]"),
+        "{err}"
+    );
 }
 
 #[test]

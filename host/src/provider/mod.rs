@@ -24,7 +24,7 @@ use crate::artifact_cache::ArtifactCache;
 use crate::builtin;
 use crate::config::{Limits, OnError, ProviderSpec};
 use crate::decision::{Decision, Reason, Verdict, codes};
-use crate::engine::{Compiled, HostState, SandboxEngine};
+use crate::engine::{Compiled, CompiledFrom, HostState, SandboxEngine};
 pub(crate) use sandbox::{Sandbox, World};
 
 /// Host bindings generated from the contract in `wit/`.
@@ -106,6 +106,7 @@ pub struct Provider {
     source: String,
     on_error: OnError,
     sandbox: Sandbox<GuardrailProvider>,
+    compiled_from: CompiledFrom,
     loaded_at: SystemTime,
 }
 
@@ -167,10 +168,10 @@ pub fn compile_checked(
     component: &ComponentBytes,
     export: &str,
     artifacts: Option<&ArtifactCache>,
-) -> Result<Component, LoadError> {
+) -> Result<Compiled, LoadError> {
     let compiled = compile(provider, component, artifacts)?;
     check_contract(provider, &compiled.component, export)?;
-    Ok(compiled.component)
+    Ok(compiled)
 }
 
 /// Compiles a component (or finds it compiled), without judging it.
@@ -276,7 +277,7 @@ pub(crate) fn load_component(
     base_dir: &Path,
     export: &str,
     artifacts: Option<&ArtifactCache>,
-) -> Result<(ComponentBytes, Component), LoadError> {
+) -> Result<(ComponentBytes, Compiled), LoadError> {
     let component = ComponentBytes::resolve(name, wasm, base_dir)?;
     if let Some(pin) = pin {
         let expected = pin
@@ -358,7 +359,7 @@ impl Provider {
         )?;
         let sandbox = Sandbox::new(
             &spec.name,
-            &compiled,
+            &compiled.component,
             spec.limits,
             spec.instance,
             spec.config.to_string(),
@@ -374,6 +375,7 @@ impl Provider {
             source: component.origin,
             on_error,
             sandbox,
+            compiled_from: compiled.origin,
             loaded_at: SystemTime::now(),
         })
     }
@@ -406,6 +408,12 @@ impl Provider {
 
     pub fn loaded_at(&self) -> SystemTime {
         self.loaded_at
+    }
+
+    /// Where its compiled code came from: compiled at load, the on-disk
+    /// artifact cache, or memory (compiled earlier by this process).
+    pub fn compiled_from(&self) -> CompiledFrom {
+        self.compiled_from
     }
 
     pub fn pool_usage(&self) -> PoolUsage {

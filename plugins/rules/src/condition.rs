@@ -159,7 +159,9 @@ impl Condition {
             Op::Eq => Test::Eq(scalar()?),
             Op::Ne => Test::Ne(scalar()?),
             Op::In => match &spec.value {
-                Value::Array(items) => Test::In(items.iter().map(|v| as_text(v).into_owned()).collect()),
+                Value::Array(items) => {
+                    Test::In(items.iter().map(|v| as_text(v).into_owned()).collect())
+                }
                 _ => return Err(value_error("`in` takes a list".into())),
             },
             Op::Contains => Test::Contains(scalar()?),

@@ -106,7 +106,10 @@ impl Policy {
             if rule.id.trim().is_empty() || rule.id == DEFAULT_RULE {
                 return Err(ConfigError::field(
                     format!("{at}.id"),
-                    format!("'{}' is not a usable rule id (not empty, not '{DEFAULT_RULE}')", rule.id),
+                    format!(
+                        "'{}' is not a usable rule id (not empty, not '{DEFAULT_RULE}')",
+                        rule.id
+                    ),
                 ));
             }
             if let Some(first) = seen.insert(rule.id.clone(), index) {

@@ -55,7 +55,10 @@ impl CommandGuard {
             );
         }
         if let Some(command) = call.command()
-            && let Some(fragment) = c.blocked_commands.iter().find(|f| command.contains(f.as_str()))
+            && let Some(fragment) = c
+                .blocked_commands
+                .iter()
+                .find(|f| command.contains(f.as_str()))
         {
             return Decision::deny(
                 "guard.command_blocked",

@@ -1,0 +1,176 @@
+//! The on-disk compiled-artifact cache: a second process loads a component
+//! without compiling it, and an entry is used only when it is provably the one
+//! this host wrote.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::Command;
+
+use common::*;
+use warden_host::artifact_cache::{ArtifactCache, CacheMiss};
+use warden_host::engine::SandboxEngine;
+use warden_host::provider::ComponentBytes;
+
+/// `warden check` on a config with the allowlist component and its data
+/// directory in `dir`; returns stdout.
+fn check(dir: &Path) -> String {
+    let config = dir.join("warden.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "data_dir: data\nguardrails:\n  providers:\n    - {{name: a, wasm: \"{}\"}}\n",
+            guest("allowlist").display()
+        ),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["check", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn entries(dir: &Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect()
+}
+
+/// The allowlist component compiled, and its bytes.
+fn compiled() -> (ComponentBytes, wasmtime::component::Component) {
+    let bytes = std::fs::read(guest("allowlist")).unwrap();
+    let component = ComponentBytes::new(bytes.into(), "allowlist.wasm".into());
+    let compiled = SandboxEngine::shared()
+        .compile(&component.sha256, &component.bytes, None)
+        .unwrap()
+        .component;
+    (component, compiled)
+}
+
+fn engine() -> &'static wasmtime::Engine {
+    SandboxEngine::shared().engine()
+}
+
+#[test]
+fn a_second_process_loads_the_component_from_the_artifact_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(check(dir.path()).contains("compiled: now"));
+    assert!(check(dir.path()).contains("compiled: loaded from the artifact cache"));
+}
+
+#[test]
+fn a_corrupted_entry_is_compiled_again_and_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    check(dir.path());
+    let entry = entries(&dir.path().join("data/compiled")).remove(0);
+    let mut bytes = std::fs::read(&entry).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0xff;
+    std::fs::write(&entry, bytes).unwrap();
+    assert!(check(dir.path()).contains("compiled: now"));
+    assert!(check(dir.path()).contains("compiled: loaded from the artifact cache"));
+}
+
+#[test]
+fn an_entry_is_written_privately_and_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = ArtifactCache::new(dir.path().join("compiled"));
+    let (component, compiled) = compiled();
+    cache.store(engine(), &component.sha256, &compiled).unwrap();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(cache.dir()), 0o700);
+    let files = entries(cache.dir());
+    assert_eq!(files.len(), 1, "no temporary file is left: {files:?}");
+    assert_eq!(files[0], cache.entry_path(engine(), &component.sha256));
+    assert_eq!(mode(&files[0]), 0o600);
+    assert!(cache.load(engine(), &component.sha256).is_ok());
+}
+
+#[test]
+fn an_entry_others_may_write_is_not_trusted() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = ArtifactCache::new(dir.path().join("compiled"));
+    let (component, compiled) = compiled();
+    cache.store(engine(), &component.sha256, &compiled).unwrap();
+    let entry = cache.entry_path(engine(), &component.sha256);
+    std::fs::set_permissions(&entry, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let miss = cache.load(engine(), &component.sha256).err().unwrap();
+    assert!(matches!(miss, CacheMiss::Untrusted(_)), "{miss}");
+}
+
+#[test]
+fn a_cache_directory_others_may_write_is_not_trusted() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = ArtifactCache::new(dir.path().join("compiled"));
+    let (component, compiled) = compiled();
+    cache.store(engine(), &component.sha256, &compiled).unwrap();
+    std::fs::set_permissions(cache.dir(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let miss = cache.load(engine(), &component.sha256).err().unwrap();
+    assert!(matches!(miss, CacheMiss::Untrusted(_)), "{miss}");
+}
+
+#[test]
+fn a_linked_entry_is_not_trusted() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = ArtifactCache::new(dir.path().join("compiled"));
+    let (component, compiled) = compiled();
+    let elsewhere = ArtifactCache::new(dir.path().join("elsewhere"));
+    elsewhere
+        .store(engine(), &component.sha256, &compiled)
+        .unwrap();
+    std::fs::create_dir(cache.dir()).unwrap();
+    std::os::unix::fs::symlink(
+        elsewhere.entry_path(engine(), &component.sha256),
+        cache.entry_path(engine(), &component.sha256),
+    )
+    .unwrap();
+    let miss = cache.load(engine(), &component.sha256).err().unwrap();
+    assert!(matches!(miss, CacheMiss::Untrusted(_)), "{miss}");
+}
+
+#[test]
+fn an_entry_for_other_bytes_is_not_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = ArtifactCache::new(dir.path().join("compiled"));
+    let (component, compiled) = compiled();
+    cache.store(engine(), &component.sha256, &compiled).unwrap();
+    let other = "0".repeat(64);
+    std::fs::rename(
+        cache.entry_path(engine(), &component.sha256),
+        cache.entry_path(engine(), &other),
+    )
+    .unwrap();
+    let miss = cache.load(engine(), &other).err().unwrap();
+    assert!(matches!(miss, CacheMiss::Corrupt(_)), "{miss}");
+}
+
+#[test]
+fn a_missing_entry_is_a_plain_miss() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = ArtifactCache::new(dir.path().join("compiled"));
+    let miss = cache.load(engine(), &"1".repeat(64)).err().unwrap();
+    assert!(matches!(miss, CacheMiss::Absent), "{miss}");
+}
+
+#[test]
+fn a_cache_that_cannot_be_written_only_costs_a_compilation() {
+    let dir = tempfile::tempdir().unwrap();
+    let blocker = dir.path().join("not-a-dir");
+    std::fs::write(&blocker, "a file where the cache directory should be").unwrap();
+    let cache = ArtifactCache::new(blocker.join("compiled"));
+    let bytes = std::fs::read(guest("allowlist")).unwrap();
+    let component = ComponentBytes::new(bytes.into(), "allowlist.wasm".into());
+    SandboxEngine::shared().forget_compiled();
+    let compiled =
+        SandboxEngine::shared().compile(&component.sha256, &component.bytes, Some(&cache));
+    assert!(compiled.is_ok());
+}
