@@ -3,9 +3,11 @@
 //! loads a multi-megabyte provider in milliseconds instead of compiling it again.
 //!
 //! An entry is keyed by the component's SHA-256 and the engine's compatibility
-//! hash (wasmtime version, compiler settings, target), written atomically, and
-//! read back only if it is provably the file this host wrote: see
-//! [`ArtifactCache::load`]. Any problem with the cache (unreadable, corrupt,
+//! hash (wasmtime version, compiler settings, target): the artifact as wasmtime
+//! serialised it (`.cwasm`, mapped straight from the file when loaded) and a
+//! record of what it was compiled from and its BLAKE3 digest (`.record`). Both
+//! are written atomically, and read back only if the artifact is provably the
+//! one this host wrote: see [`ArtifactCache::load`]. Any problem with the cache (unreadable, corrupt,
 //! foreign, a full disk) only costs a compilation; it never fails a load.
 
 use std::fs;
@@ -13,16 +15,17 @@ use std::hash::{Hash as _, Hasher as _};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest as _, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-/// Marks an entry written by this host, and its format.
-const MAGIC: &[u8; 8] = b"WRDNCW01";
-/// Magic, the component's SHA-256, the artifact's SHA-256.
-const HEADER_LEN: usize = MAGIC.len() + 32 + 32;
-/// File extension of an entry.
-const EXTENSION: &str = "cwasm";
+/// Marks an entry's record, written by this host, and its format.
+const MAGIC: &[u8; 8] = b"WRDNCW02";
+/// Magic, the component's SHA-256, the artifact's length, the artifact's BLAKE3.
+const RECORD_LEN: usize = MAGIC.len() + 32 + 8 + 32;
+/// The compiled artifact, exactly as `Component::serialize` made it.
+const ARTIFACT: &str = "cwasm";
+/// The record written with it: what it was compiled from and its digest.
+const RECORD: &str = "record";
 
 /// Compiled components under one directory (`<data_dir>/compiled`).
 #[derive(Clone, Debug)]
@@ -61,43 +64,63 @@ impl ArtifactCache {
         &self.dir
     }
 
-    /// Where the entry for a component lives on this engine.
+    /// Where the compiled artifact for a component lives on this engine; its
+    /// record is beside it.
     pub fn entry_path(&self, engine: &Engine, sha256: &str) -> PathBuf {
+        self.path(engine, sha256, ARTIFACT)
+    }
+
+    fn path(&self, engine: &Engine, sha256: &str, extension: &str) -> PathBuf {
         self.dir
-            .join(format!("{sha256}-{}.{EXTENSION}", compatibility(engine)))
+            .join(format!("{sha256}-{}.{extension}", compatibility(engine)))
     }
 
     /// The component compiled earlier from the bytes with digest `sha256`.
     ///
-    /// An entry is deserialised only when all of this holds: it is a regular
-    /// file (not a link) in the cache directory; on Unix the file and the
-    /// directory belong to this process's user and nobody else may write to
-    /// them; its header carries this format's magic and the component's
-    /// digest; and the SHA-256 of the artifact equals the one recorded in the
-    /// header when the entry was written. wasmtime then checks that the
-    /// artifact was produced by a compatible engine.
+    /// An entry is deserialised only when all of this holds: its artifact and
+    /// its record are regular files (not links) in the cache directory; on
+    /// Unix they and the directory belong to this process's user and nobody
+    /// else may write to them; the record carries this format's magic and the
+    /// component's digest; and the artifact has the length and the BLAKE3
+    /// digest the record says it had when this host wrote it. wasmtime then
+    /// checks that the artifact was produced by a compatible engine.
     pub fn load(&self, engine: &Engine, sha256: &str) -> Result<Component, CacheMiss> {
-        let path = self.entry_path(engine, sha256);
-        let meta = match fs::symlink_metadata(&path) {
+        let record_path = self.path(engine, sha256, RECORD);
+        let artifact_path = self.path(engine, sha256, ARTIFACT);
+        let record_meta = match fs::symlink_metadata(&record_path) {
             Ok(meta) => meta,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
                 return Err(CacheMiss::Absent);
             }
             Err(err) => return Err(err.into()),
         };
-        if !meta.file_type().is_file() {
-            return Err(CacheMiss::Untrusted("not a regular file".into()));
-        }
-        owned_by_us(&meta, "the entry")?;
+        trusted(&record_meta, "the record")?;
+        trusted(&fs::symlink_metadata(&artifact_path)?, "the artifact")?;
         owned_by_us(&fs::symlink_metadata(&self.dir)?, "the cache directory")?;
-        let bytes = fs::read(&path)?;
-        let artifact = verified_artifact(&bytes, sha256)?;
-        deserialize(engine, artifact).map_err(|err| CacheMiss::Refused(format!("{err:#}")))
+        let record = Record::parse(&fs::read(&record_path)?, sha256)?;
+        let mut artifact = fs::File::open(&artifact_path)?;
+        let length = artifact.metadata()?.len();
+        if length != record.length {
+            return Err(CacheMiss::Corrupt(format!(
+                "the artifact is {length} bytes; {} were written",
+                record.length
+            )));
+        }
+        let mut hasher = blake3::Hasher::new();
+        std::io::copy(&mut artifact, &mut hasher)?;
+        if hasher.finalize() != record.digest {
+            return Err(CacheMiss::Corrupt(
+                "the artifact does not match the digest recorded when it was written".into(),
+            ));
+        }
+        deserialize(engine, &artifact_path).map_err(|err| CacheMiss::Refused(format!("{err:#}")))
     }
 
-    /// Writes the entry for a compiled component: to a private temporary file
-    /// in the cache directory first, then renamed into place, so a reader sees
-    /// the whole entry or none. Entries of other engine versions are removed.
+    /// Writes the entry for a compiled component: the artifact, then its
+    /// record, each to a private temporary file in the cache directory first
+    /// and then renamed into place, so a reader sees whole files or none (and
+    /// an artifact without its matching record is not used). Entries of other
+    /// engine versions are removed.
     pub fn store(
         &self,
         engine: &Engine,
@@ -105,34 +128,72 @@ impl ArtifactCache {
         component: &Component,
     ) -> std::io::Result<()> {
         let artifact = component.serialize().map_err(std::io::Error::other)?;
+        let mut record = Vec::with_capacity(RECORD_LEN);
+        record.extend_from_slice(MAGIC);
+        record.extend_from_slice(&hex::decode(sha256).map_err(std::io::Error::other)?);
+        record.extend_from_slice(&(artifact.len() as u64).to_le_bytes());
+        record.extend_from_slice(blake3::hash(&artifact).as_bytes());
         create_private_dir(&self.dir)?;
+        self.write(&artifact, &self.path(engine, sha256, ARTIFACT))?;
+        self.write(&record, &self.path(engine, sha256, RECORD))?;
+        self.remove_stale(engine);
+        Ok(())
+    }
+
+    fn write(&self, bytes: &[u8], path: &Path) -> std::io::Result<()> {
         let mut file = tempfile::Builder::new()
             .prefix(".tmp-")
             .tempfile_in(&self.dir)?;
-        file.write_all(MAGIC)?;
-        file.write_all(&hex::decode(sha256).map_err(std::io::Error::other)?)?;
-        file.write_all(&Sha256::digest(&artifact))?;
-        file.write_all(&artifact)?;
+        file.write_all(bytes)?;
         file.as_file().sync_data()?;
-        file.persist(self.entry_path(engine, sha256))
-            .map_err(|err| err.error)?;
-        self.remove_stale(engine);
+        file.persist(path).map_err(|err| err.error)?;
         Ok(())
     }
 
     /// Removes entries compiled by another engine: they can never be used again.
     fn remove_stale(&self, engine: &Engine) {
-        let current = format!("-{}.{EXTENSION}", compatibility(engine));
+        let current = format!("-{}.", compatibility(engine));
         let Ok(entries) = fs::read_dir(&self.dir) else {
             return;
         };
         for entry in entries.flatten() {
             let name = entry.file_name();
             let name = name.to_string_lossy();
-            if name.ends_with(&format!(".{EXTENSION}")) && !name.ends_with(&current) {
+            let ours =
+                name.ends_with(&format!(".{ARTIFACT}")) || name.ends_with(&format!(".{RECORD}"));
+            if ours && !name.contains(&current) {
                 let _ = fs::remove_file(entry.path());
             }
         }
+    }
+}
+
+/// What the record of an entry says.
+#[derive(Debug, PartialEq, Eq)]
+struct Record {
+    length: u64,
+    digest: blake3::Hash,
+}
+
+impl Record {
+    /// Parses a record and checks that it is for the component `sha256`.
+    fn parse(bytes: &[u8], sha256: &str) -> Result<Record, CacheMiss> {
+        if bytes.len() != RECORD_LEN || &bytes[..MAGIC.len()] != MAGIC {
+            return Err(CacheMiss::Corrupt("not a Warden cache record".into()));
+        }
+        let (source, rest) = bytes[MAGIC.len()..].split_at(32);
+        let (length, digest) = rest.split_at(8);
+        if hex::encode(source) != sha256 {
+            return Err(CacheMiss::Corrupt(
+                "the entry was compiled from other bytes".into(),
+            ));
+        }
+        let length = u64::from_le_bytes(length.try_into().expect("8 bytes"));
+        let digest: [u8; 32] = digest.try_into().expect("32 bytes");
+        Ok(Record {
+            length,
+            digest: blake3::Hash::from_bytes(digest),
+        })
     }
 }
 
@@ -145,39 +206,31 @@ fn compatibility(engine: &Engine) -> String {
     format!("{:016x}", hasher.finish())
 }
 
-/// The artifact inside an entry, once its header and digest check out.
-fn verified_artifact<'a>(entry: &'a [u8], sha256: &str) -> Result<&'a [u8], CacheMiss> {
-    if entry.len() < HEADER_LEN || &entry[..MAGIC.len()] != MAGIC {
-        return Err(CacheMiss::Corrupt("no Warden header".into()));
-    }
-    let (source, rest) = entry[MAGIC.len()..].split_at(32);
-    let (recorded, artifact) = rest.split_at(32);
-    if hex::encode(source) != sha256 {
-        return Err(CacheMiss::Corrupt(
-            "the entry was compiled from other bytes".into(),
-        ));
-    }
-    if Sha256::digest(artifact).as_slice() != recorded {
-        return Err(CacheMiss::Corrupt(
-            "the artifact does not match the digest recorded when it was written".into(),
-        ));
-    }
-    Ok(artifact)
+/// Maps a verified artifact and turns it back into a component.
+#[allow(unsafe_code)]
+fn deserialize(engine: &Engine, artifact: &Path) -> wasmtime::Result<Component> {
+    // SAFETY: `Component::deserialize_file` runs the machine code in the file,
+    // so the file must come from `Component::serialize` of a trusted engine.
+    // It does: `ArtifactCache::load` only reaches here for a regular file in
+    // Warden's own cache directory, which (like the file and its record) must
+    // belong to this user and be writable by no one else, whose record names
+    // the component it was compiled from, and whose length and BLAKE3 digest,
+    // just read in full, equal those this host recorded when it wrote the
+    // entry (`ArtifactCache::store`). Only this user, who could as well
+    // replace the Warden binary, could change the file between that check and
+    // this mapping. Entries never come from a path in the configuration or any
+    // other source; wasmtime checks the engine compatibility itself.
+    unsafe { Component::deserialize_file(engine, artifact) }
 }
 
-/// Turns a verified artifact back into a component.
-#[allow(unsafe_code)]
-fn deserialize(engine: &Engine, artifact: &[u8]) -> wasmtime::Result<Component> {
-    // SAFETY: `Component::deserialize` runs the machine code in the artifact,
-    // so the bytes must come from `Component::serialize` of a trusted engine.
-    // They do: `ArtifactCache::load` only reaches here for a regular file in
-    // Warden's own cache directory, owned (with its directory) by this user and
-    // writable by no one else, whose header names the component it was
-    // compiled from and whose SHA-256 equals the digest this host recorded when
-    // it wrote the entry (`ArtifactCache::store`). Entries never come from a
-    // path in the configuration or from any other source. wasmtime checks the
-    // engine compatibility itself.
-    unsafe { Component::deserialize(engine, artifact) }
+/// A regular file of ours that only we may write.
+fn trusted(meta: &fs::Metadata, what: &str) -> Result<(), CacheMiss> {
+    if !meta.file_type().is_file() {
+        return Err(CacheMiss::Untrusted(format!(
+            "{what} is not a regular file"
+        )));
+    }
+    owned_by_us(meta, what)
 }
 
 #[cfg(unix)]
@@ -214,46 +267,34 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
-    fn entry(source: &[u8; 32], artifact: &[u8]) -> Vec<u8> {
-        let mut e = MAGIC.to_vec();
-        e.extend_from_slice(source);
-        e.extend_from_slice(&Sha256::digest(artifact));
-        e.extend_from_slice(artifact);
-        e
+    fn record(source: [u8; 32], length: u64) -> Vec<u8> {
+        let mut r = MAGIC.to_vec();
+        r.extend_from_slice(&source);
+        r.extend_from_slice(&length.to_le_bytes());
+        r.extend_from_slice(blake3::hash(b"artifact").as_bytes());
+        r
     }
 
     #[test]
-    fn an_intact_entry_yields_its_artifact() {
+    fn a_record_gives_the_length_and_digest_written() {
+        let r = Record::parse(&record([7; 32], 8), &hex::encode([7u8; 32])).unwrap();
+        assert_eq!(r.length, 8);
+        assert_eq!(r.digest, blake3::hash(b"artifact"));
+    }
+
+    #[test]
+    fn a_record_for_other_bytes_is_refused() {
+        let err = Record::parse(&record([7; 32], 8), &hex::encode([8u8; 32])).unwrap_err();
+        assert!(matches!(err, CacheMiss::Corrupt(_)), "{err}");
+    }
+
+    #[test]
+    fn a_truncated_or_foreign_record_is_corrupt() {
         let sha = hex::encode([7u8; 32]);
-        let e = entry(&[7; 32], b"artifact");
-        assert_eq!(verified_artifact(&e, &sha).unwrap(), b"artifact");
-    }
-
-    #[test]
-    fn a_flipped_byte_in_the_artifact_is_corrupt() {
-        let sha = hex::encode([7u8; 32]);
-        let mut e = entry(&[7; 32], b"artifact");
-        *e.last_mut().unwrap() ^= 1;
-        assert!(matches!(
-            verified_artifact(&e, &sha),
-            Err(CacheMiss::Corrupt(_))
-        ));
-    }
-
-    #[test]
-    fn an_entry_for_other_bytes_is_refused() {
-        let e = entry(&[7; 32], b"artifact");
-        assert!(matches!(
-            verified_artifact(&e, &hex::encode([8u8; 32])),
-            Err(CacheMiss::Corrupt(_))
-        ));
-    }
-
-    #[test]
-    fn a_file_without_the_header_is_corrupt() {
-        assert!(matches!(
-            verified_artifact(b"\0asm\x0d\0\x01\0", &hex::encode([7u8; 32])),
-            Err(CacheMiss::Corrupt(_))
-        ));
+        let full = record([7; 32], 8);
+        assert!(Record::parse(&full[..full.len() - 1], &sha).is_err());
+        let mut foreign = full.clone();
+        foreign[0] = b'X';
+        assert!(Record::parse(&foreign, &sha).is_err());
     }
 }

@@ -71,7 +71,10 @@ fn a_second_process_loads_the_component_from_the_artifact_cache() {
 fn a_corrupted_entry_is_compiled_again_and_replaced() {
     let dir = tempfile::tempdir().unwrap();
     check(dir.path());
-    let entry = entries(&dir.path().join("data/compiled")).remove(0);
+    let entry = entries(&dir.path().join("data/compiled"))
+        .into_iter()
+        .find(|p| p.extension().is_some_and(|e| e == "cwasm"))
+        .unwrap();
     let mut bytes = std::fs::read(&entry).unwrap();
     let last = bytes.len() - 1;
     bytes[last] ^= 0xff;
@@ -88,10 +91,15 @@ fn an_entry_is_written_privately_and_whole() {
     cache.store(engine(), &component.sha256, &compiled).unwrap();
     let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(cache.dir()), 0o700);
-    let files = entries(cache.dir());
-    assert_eq!(files.len(), 1, "no temporary file is left: {files:?}");
-    assert_eq!(files[0], cache.entry_path(engine(), &component.sha256));
-    assert_eq!(mode(&files[0]), 0o600);
+    let mut files = entries(cache.dir());
+    files.sort();
+    let artifact = cache.entry_path(engine(), &component.sha256);
+    assert_eq!(
+        files,
+        [artifact.clone(), artifact.with_extension("record")],
+        "the artifact and its record, no temporary file"
+    );
+    assert!(files.iter().all(|f| mode(f) == 0o600));
     assert!(cache.load(engine(), &component.sha256).is_ok());
 }
 
@@ -119,22 +127,40 @@ fn a_cache_directory_others_may_write_is_not_trusted() {
 }
 
 #[test]
-fn a_linked_entry_is_not_trusted() {
+fn a_linked_artifact_is_not_trusted() {
     let dir = tempfile::tempdir().unwrap();
     let cache = ArtifactCache::new(dir.path().join("compiled"));
-    let (component, compiled) = compiled();
     let elsewhere = ArtifactCache::new(dir.path().join("elsewhere"));
+    let (component, compiled) = compiled();
+    cache.store(engine(), &component.sha256, &compiled).unwrap();
     elsewhere
         .store(engine(), &component.sha256, &compiled)
         .unwrap();
-    std::fs::create_dir(cache.dir()).unwrap();
-    std::os::unix::fs::symlink(
-        elsewhere.entry_path(engine(), &component.sha256),
-        cache.entry_path(engine(), &component.sha256),
-    )
-    .unwrap();
+    let artifact = cache.entry_path(engine(), &component.sha256);
+    std::fs::remove_file(&artifact).unwrap();
+    std::os::unix::fs::symlink(elsewhere.entry_path(engine(), &component.sha256), &artifact)
+        .unwrap();
     let miss = cache.load(engine(), &component.sha256).err().unwrap();
     assert!(matches!(miss, CacheMiss::Untrusted(_)), "{miss}");
+}
+
+#[test]
+fn an_artifact_that_differs_from_its_record_is_not_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = ArtifactCache::new(dir.path().join("compiled"));
+    let (component, compiled) = compiled();
+    cache.store(engine(), &component.sha256, &compiled).unwrap();
+    let artifact = cache.entry_path(engine(), &component.sha256);
+    let mut bytes = std::fs::read(&artifact).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 1;
+    std::fs::write(&artifact, &bytes).unwrap();
+    let miss = cache.load(engine(), &component.sha256).err().unwrap();
+    assert!(matches!(miss, CacheMiss::Corrupt(_)), "{miss}");
+    bytes.truncate(middle);
+    std::fs::write(&artifact, &bytes).unwrap();
+    let miss = cache.load(engine(), &component.sha256).err().unwrap();
+    assert!(matches!(miss, CacheMiss::Corrupt(_)), "{miss}");
 }
 
 #[test]
@@ -144,11 +170,15 @@ fn an_entry_for_other_bytes_is_not_used() {
     let (component, compiled) = compiled();
     cache.store(engine(), &component.sha256, &compiled).unwrap();
     let other = "0".repeat(64);
-    std::fs::rename(
-        cache.entry_path(engine(), &component.sha256),
-        cache.entry_path(engine(), &other),
-    )
-    .unwrap();
+    for extension in ["cwasm", "record"] {
+        std::fs::rename(
+            cache
+                .entry_path(engine(), &component.sha256)
+                .with_extension(extension),
+            cache.entry_path(engine(), &other).with_extension(extension),
+        )
+        .unwrap();
+    }
     let miss = cache.load(engine(), &other).err().unwrap();
     assert!(matches!(miss, CacheMiss::Corrupt(_)), "{miss}");
 }

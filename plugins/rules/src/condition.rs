@@ -90,7 +90,7 @@ impl Field {
         match self {
             Field::ToolName => Some(Cow::Borrowed(call.tool_name())),
             Field::UserRole => borrowed(call.user_role()),
-            Field::RoleToolKey => call.role_tool_key().map(Cow::Owned),
+            Field::RoleToolKey => borrowed(call.role_tool_key()),
             Field::Command => borrowed(call.command()),
             Field::Message => Some(Cow::Borrowed(call.input_json())),
             Field::ThreadId => borrowed(call.thread_id()),
@@ -121,11 +121,18 @@ fn as_text(value: &Value) -> Cow<'_, str> {
 enum Test {
     Eq(String),
     Ne(String),
-    In(HashSet<String>),
+    /// Short lists are scanned: cheaper than hashing for a handful of values.
+    InList(Vec<String>),
+    InSet(HashSet<String>),
     Contains(String),
-    Glob(Glob),
+    /// The glob, and the literal text every match starts with: most texts
+    /// are ruled out by a prefix comparison without running the matcher.
+    Glob(Glob, String),
     Matches(Regex),
 }
+
+/// Up to this many values, `in` scans a list.
+const SHORT_LIST: usize = 16;
 
 /// A compiled condition.
 #[derive(Debug)]
@@ -160,12 +167,25 @@ impl Condition {
             Op::Ne => Test::Ne(scalar()?),
             Op::In => match &spec.value {
                 Value::Array(items) => {
-                    Test::In(items.iter().map(|v| as_text(v).into_owned()).collect())
+                    let values = items.iter().map(|v| as_text(v).into_owned());
+                    if items.len() <= SHORT_LIST {
+                        Test::InList(values.collect())
+                    } else {
+                        Test::InSet(values.collect())
+                    }
                 }
                 _ => return Err(value_error("`in` takes a list".into())),
             },
             Op::Contains => Test::Contains(scalar()?),
-            Op::Glob => Test::Glob(Glob::new(&string()?).map_err(|e| value_error(e.to_string()))?),
+            Op::Glob => {
+                let pattern = string()?;
+                let glob = Glob::new(&pattern).map_err(|e| value_error(e.to_string()))?;
+                let prefix = pattern
+                    .find(['*', '?', '[', '{', '\\'])
+                    .map_or(pattern.as_str(), |end| &pattern[..end])
+                    .to_string();
+                Test::Glob(glob, prefix)
+            }
             Op::Matches => {
                 let pattern = string()?;
                 let regex = RegexBuilder::new(&pattern)
@@ -186,9 +206,10 @@ impl Condition {
         match &self.test {
             Test::Eq(value) => *text == **value,
             Test::Ne(value) => *text != **value,
-            Test::In(values) => values.contains(text.as_ref()),
+            Test::InList(values) => values.iter().any(|v| *v == *text),
+            Test::InSet(values) => values.contains(text.as_ref()),
             Test::Contains(value) => text.contains(value.as_str()),
-            Test::Glob(glob) => glob.matches(&text),
+            Test::Glob(glob, prefix) => text.starts_with(prefix.as_str()) && glob.matches(&text),
             Test::Matches(regex) => regex.is_match(&text),
         }
     }

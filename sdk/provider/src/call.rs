@@ -45,7 +45,7 @@ impl InteractionMode {
 ///     .with_user_role("viewer");
 /// assert_eq!(call.arg_str("path"), Some("/tmp/x"));
 /// assert_eq!(call.get(&JsonPath::parse("options.mode").unwrap()), Some(&json!(420)));
-/// assert_eq!(call.role_tool_key().as_deref(), Some("viewer:write_file"));
+/// assert_eq!(call.role_tool_key(), Some("viewer:write_file"));
 /// ```
 #[derive(Clone, Debug)]
 pub struct Call {
@@ -53,6 +53,7 @@ pub struct Call {
     /// The arguments as the host sent them: a JSON object, as text.
     input_json: String,
     input: OnceCell<Value>,
+    role_tool_key: OnceCell<Option<String>>,
     agent_id: Option<String>,
     thread_id: Option<String>,
     run_id: Option<String>,
@@ -74,6 +75,7 @@ impl Call {
             tool_name: tool_name.into(),
             input_json: input.to_string(),
             input: OnceCell::from(input),
+            role_tool_key: OnceCell::new(),
             agent_id: None,
             thread_id: None,
             run_id: None,
@@ -165,11 +167,16 @@ impl Call {
             .map(|path| analysis::path::canonicalize(path, None, None))
     }
 
-    /// `role:tool`, e.g. `viewer:bash`; none without a user role.
-    pub fn role_tool_key(&self) -> Option<String> {
-        self.user_role
-            .as_ref()
-            .map(|role| format!("{role}:{}", self.tool_name))
+    /// `role:tool`, e.g. `viewer:bash`; none without a user role. Built on
+    /// first use.
+    pub fn role_tool_key(&self) -> Option<&str> {
+        self.role_tool_key
+            .get_or_init(|| {
+                self.user_role
+                    .as_ref()
+                    .map(|role| format!("{role}:{}", self.tool_name))
+            })
+            .as_deref()
     }
 
     /// The agent (or passport) making the call.
@@ -249,6 +256,7 @@ impl Call {
 
     pub fn with_user_role(mut self, role: impl Into<String>) -> Self {
         self.user_role = Some(role.into());
+        self.role_tool_key = OnceCell::new();
         self
     }
 
@@ -280,6 +288,7 @@ impl From<wit::ToolCall> for Call {
             tool_name: call.tool_name,
             input_json: call.tool_input,
             input: OnceCell::new(),
+            role_tool_key: OnceCell::new(),
             agent_id: call.agent_id,
             thread_id: call.thread_id,
             run_id: call.run_id,
@@ -329,7 +338,7 @@ mod tests {
         assert_eq!(call.agent_id(), Some("agent-1"));
         assert!(call.is_subagent());
         assert_eq!(call.interaction_mode(), InteractionMode::Webhook);
-        assert_eq!(call.role_tool_key().as_deref(), Some("admin:bash"));
+        assert_eq!(call.role_tool_key(), Some("admin:bash"));
     }
 
     #[test]
