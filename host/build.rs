@@ -18,6 +18,7 @@ const GUESTS: &[&str] = &[
     "fixture-hostile",
     "fixture-fs-importer",
     "fixture-contract-v2",
+    "fixture-classifier",
 ];
 
 fn main() {

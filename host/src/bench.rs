@@ -119,6 +119,16 @@ pub const SCENARIOS: &[Scenario] = &[
         run: sdk::artifact_cache,
     },
     Scenario {
+        name: "approval",
+        about: "a model response paused for approval and resumed, through the SQLite store (calls/10 round trips)",
+        run: approval,
+    },
+    Scenario {
+        name: "native",
+        about: "the whole native stage (request checks, interaction policy, permission engine, triage detector) on a typical shell command, no provider",
+        run: native,
+    },
+    Scenario {
         name: "shell-analysis",
         about: "native shell analysis (parse and flatten) of a typical and of a nested command line",
         run: shell_analysis,
@@ -147,6 +157,36 @@ fn shell_analysis(calls: usize) -> anyhow::Result<Vec<Measurement>> {
     ])
 }
 
+/// A typical operator's rules: allow the usual read-only and build commands,
+/// ask before pushing, deny destructive ones.
+const NATIVE_CONFIG: &str = r#"
+permissions:
+  mode: default
+  allow: ["Bash(git status*)", "Bash(git diff *)", "Bash(git log *)", "Bash(ls *)", "Bash(cargo test *)", "Bash(cargo build *)", "Bash(tail *)", "Bash(grep *)", Read, "Edit(src/**)"]
+  ask: ["Bash(git push *)"]
+  deny: ["Bash(rm -rf *)", "Read(~/.config/**)"]
+"#;
+
+fn native(calls: usize) -> anyhow::Result<Vec<Measurement>> {
+    let config = Config::parse(NATIVE_CONFIG, "<bench>", ".".into())?;
+    let warden = Warden::new(&config)?;
+    let mut call = ToolCall::new("bash", json!({ "command": TYPICAL_COMMAND }));
+    call.context.home = Some("/home/agent".into());
+    call.context.cwd = Some("/home/agent/project".into());
+    let mut read = ToolCall::new("read_file", json!({"path": "src/main.rs"}));
+    read.context = call.context.clone();
+    let judge = |call: &ToolCall| {
+        let e = warden.evaluate(call, Caller::Agent).expect("decision");
+        assert!(e.allow, "the benchmark call must be allowed: {e:?}");
+    };
+    Ok(vec![
+        measure("native stage, typical shell command", 1, calls, &|| {
+            judge(&call)
+        }),
+        measure("native stage, file read", 1, calls, &|| judge(&read)),
+    ])
+}
+
 fn allowlist(calls: usize) -> anyhow::Result<Vec<Measurement>> {
     let call = ToolCall::new("bash", json!({"command": "git status"}));
     let warm = Warden::new(&allowlist_config("warm"))?;
@@ -162,6 +202,88 @@ fn allowlist(calls: usize) -> anyhow::Result<Vec<Measurement>> {
             judge(&fresh)
         }),
     ])
+}
+
+/// One round trip: a two-call response (bash is listed, read_file is not) is
+/// judged by the allowlist provider and paused into the store, then approved;
+/// each round trip on its own thread, as a fresh conversation would be.
+fn approval(calls: usize) -> anyhow::Result<Vec<Measurement>> {
+    use crate::approval::{ApprovalGate, Durability};
+
+    let yaml = "hitl_approval:\n  tools: [bash]\nguardrails:\n  providers:\n    - name: allowlist\n      wasm: \"builtin:allowlist\"\n      config: {allowed_tools: [bash, read_file]}\n";
+    let config = Config::parse(yaml, "<bench>", ".".into())?;
+    let warden = std::sync::Arc::new(Warden::new(&config)?);
+    let mut measurements = Vec::new();
+    for durability in [Durability::Normal, Durability::Full] {
+        let dir = ScratchDir::new(&format!("approval-{durability:?}"))?;
+        let gate = ApprovalGate::open(warden.clone(), &dir.0, durability)?;
+        measurements.push(round_trips(&gate, durability, (calls / 10).max(1))?);
+    }
+    Ok(measurements)
+}
+
+fn round_trips(
+    gate: &crate::approval::ApprovalGate,
+    durability: crate::approval::Durability,
+    calls: usize,
+) -> anyhow::Result<Measurement> {
+    use crate::approval::{ModelResponse, ResumeRequest, RunRef, RunState};
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    let response: ModelResponse = serde_json::from_value(json!({"message": {"tool_calls": [
+        {"id": "call_1", "name": "bash", "args": {"command": "git push origin main"}},
+        {"id": "call_2", "name": "read_file", "args": {"path": "README.md"}}
+    ]}}))?;
+    let threads = AtomicU64::new(0);
+    let round_trip = || {
+        let n = threads.fetch_add(1, Ordering::Relaxed);
+        let run = RunRef::new(format!("bench-{n}"), "run-1");
+        let paused = gate
+            .submit(&run, &response, Caller::Agent)
+            .expect("a pause");
+        assert_eq!(paused.run_state, RunState::WaitingForInput);
+        let decisions = paused
+            .requests
+            .iter()
+            .map(|r| crate::approval::RequestDecision {
+                request_id: r.request_id.clone(),
+                decision: crate::approval::DecisionKind::Approve,
+                args: None,
+                message: None,
+            })
+            .collect();
+        let resolution = gate
+            .resume(
+                &run.thread_id,
+                paused.approval_id.as_deref(),
+                &ResumeRequest::decide(decisions),
+            )
+            .expect("a resume");
+        assert_eq!(resolution.calls.len(), 2);
+    };
+    let name = format!(
+        "approval pause + resume (SQLite WAL, durability: {})",
+        durability.as_str()
+    );
+    Ok(measure(&name, 1, calls, &round_trip))
+}
+
+/// A directory for a scenario's files, on the same file system as the system's
+/// temporary directory, removed afterwards.
+struct ScratchDir(std::path::PathBuf);
+
+impl ScratchDir {
+    fn new(name: &str) -> std::io::Result<Self> {
+        let dir = std::env::temp_dir().join(format!("warden-bench-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir)?;
+        Ok(ScratchDir(dir))
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
 
+use crate::approval;
 use crate::config::Config;
 use crate::engine::CompiledFrom;
 use crate::pipeline::{Evaluation, Warden};
@@ -45,6 +46,14 @@ enum Command {
         #[arg(long)]
         config: Option<PathBuf>,
     },
+    /// Judge one model response through the approval gate (pausing for a human
+    /// when needed) and print the outcome as JSON.
+    Gate(approval::command::GateArgs),
+    /// Pending approvals: list, resume, clear, history.
+    Approvals {
+        #[command(subcommand)]
+        command: approval::command::ApprovalsCommand,
+    },
     /// Load the shipped providers on the embedded defaults and judge example calls.
     Demo,
     /// Create something new: `warden new provider NAME`.
@@ -78,6 +87,16 @@ enum Command {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+    },
+    /// Resolve a run's interaction policy from its context and print it: the
+    /// mode, whether a human may be asked, and the agent's guidance.
+    Interaction {
+        /// The run's context as JSON (the `context` of a request), or `-` for stdin.
+        #[arg(long, default_value = "-")]
+        context: String,
+        /// Treat the caller as internal: it may set the run's interaction mode.
+        #[arg(long)]
+        internal: bool,
     },
     /// Measure latency (p50, p99) and throughput on this machine; build with --release.
     Bench {
@@ -153,6 +172,8 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Check { config } => check(&load_config(config.as_deref())?),
+        Command::Gate(args) => approval::command::gate(args),
+        Command::Approvals { command } => approval::command::approvals(command),
         Command::Demo => demo(),
         Command::New {
             what: New::Provider { name, dir, sdk },
@@ -165,6 +186,7 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
             verbose,
         } => test(&component, &vectors, config.as_deref(), &limits, verbose),
         Command::Inspect { component, json } => inspect(&component, json),
+        Command::Interaction { context, internal } => interaction(&context, internal),
         Command::Bench {
             scenarios,
             calls,
@@ -197,8 +219,8 @@ fn check(config: &Config) -> anyhow::Result<ExitCode> {
     let warden = Warden::new(config)?;
     let snapshot = warden.snapshot();
     let providers = snapshot.providers.providers();
-    if let Some((provider, failure)) = snapshot.providers.unhealthy().next() {
-        bail!("provider '{}': {failure}", provider.name());
+    if let Some((name, failure)) = snapshot.unhealthy().first() {
+        bail!("provider '{name}': {failure}");
     }
     println!("{}: {} provider(s) loaded", config.source, providers.len());
     for p in providers {
@@ -223,6 +245,30 @@ fn check(config: &Config) -> anyhow::Result<ExitCode> {
             p.on_error(),
         );
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn interaction(source: &str, internal: bool) -> anyhow::Result<ExitCode> {
+    use crate::policy::interaction::{CLARIFICATION_TOOL, RunInteractionPolicy};
+    let body = read_request(source)?;
+    let context: crate::request::CallContext =
+        serde_json::from_slice(&body).context("invalid context")?;
+    let caller = if internal {
+        Caller::Internal
+    } else {
+        Caller::Agent
+    };
+    let policy = RunInteractionPolicy::resolve(&context, caller)?;
+    let out = serde_json::json!({
+        "mode": policy.mode,
+        "can_ask_human": policy.can_ask_human(),
+        "why_no_human": policy.why_no_human(),
+        "offer_ask_clarification": policy.offers_tool(CLARIFICATION_TOOL),
+        "network_requests": policy.network_request(),
+        "dropped_keys": policy.dropped_keys,
+        "guidance": policy.guidance(),
+    });
+    println!("{}", serde_json::to_string_pretty(&out)?);
     Ok(ExitCode::SUCCESS)
 }
 

@@ -8,6 +8,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::approval::HitlApproval;
+use crate::policy::permissions::{PermissionEngine, PermissionsConfig};
+use crate::policy::triage::TriageConfig;
+
 /// The embedded default configuration: the shipped providers on sensible settings.
 pub const DEFAULT_CONFIG: &str = include_str!("../../examples/warden.yaml");
 
@@ -20,6 +24,17 @@ pub const DEFAULT_DATA_DIR: &str = ".warden";
 pub struct Config {
     #[serde(default)]
     pub guardrails: Guardrails,
+    /// Tools whose calls need a human's approval (`approval::HitlApproval`).
+    #[serde(default)]
+    pub hitl_approval: HitlApproval,
+    /// The native permission engine. Absent: `full_auto` with no rules (the
+    /// sensitive paths and the checks on hidden characters and opaque shell
+    /// commands still apply).
+    #[serde(default)]
+    pub permissions: Option<PermissionsConfig>,
+    /// Risk triage after the permission engine and the providers.
+    #[serde(default)]
+    pub triage: TriageConfig,
     /// Where Warden keeps its state (approval store, caches, logs); relative to
     /// this file. Default: `.warden` in the working directory.
     #[serde(default)]
@@ -91,6 +106,19 @@ pub struct ProviderSpec {
     /// `fresh`: a new instance for every call, nothing carries over between calls.
     #[serde(default)]
     pub instance: InstanceMode,
+    /// `guardrail` (default): runs in the provider chain. `classifier`: exports
+    /// the classifier world and is consulted by risk triage only.
+    #[serde(default)]
+    pub role: Role,
+}
+
+/// What a component is for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    #[default]
+    Guardrail,
+    Classifier,
 }
 
 fn empty_object() -> Value {
@@ -102,6 +130,8 @@ fn empty_object() -> Value {
 #[serde(rename_all = "lowercase")]
 pub enum OnError {
     Deny,
+    /// Ask a human (a deny where nobody can be asked).
+    Ask,
     Allow,
 }
 
@@ -236,9 +266,26 @@ impl Config {
         }
     }
 
-    /// Checks what the types alone cannot: names, pins and ranges.
+    /// Checks what the types alone cannot: names, pins, ranges and rules.
     fn validate(&self) -> Result<(), ConfigError> {
+        if let Some(permissions) = &self.permissions {
+            PermissionEngine::new(permissions)
+                .map_err(|(at, message)| self.invalid(format!("permissions.{at}"), message))?;
+        }
         let mut names = std::collections::HashSet::new();
+        if let Some((i, _)) = self
+            .guardrails
+            .providers
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.role == Role::Classifier)
+            .nth(1)
+        {
+            return Err(self.invalid(
+                format!("guardrails.providers[{i}].role"),
+                "only one provider may have role: classifier",
+            ));
+        }
         for (i, p) in self.guardrails.providers.iter().enumerate() {
             let at = |field: &str| format!("guardrails.providers[{i}].{field}");
             let name_ok = !p.name.is_empty()
@@ -280,6 +327,9 @@ impl Config {
                 self.invalid(at(&format!("limits.{field}")), message)
             })?;
         }
+        self.hitl_approval
+            .check()
+            .map_err(|(i, message)| self.invalid(format!("hitl_approval.tools[{i}]"), message))?;
         Ok(())
     }
 }

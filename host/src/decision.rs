@@ -115,7 +115,7 @@ pub struct StageOpinion {
 
 /// Combines stage opinions: the strictest verdict wins; the reasons are those of
 /// every stage that reached that verdict (in order, without repeats), the policy
-/// id and metadata those of the first such stage. A deny or ask without any
+/// id and metadata those of the first such stage that gave a reason. A deny or ask without any
 /// reason gets `oap.denied`. No opinions at all is an allow.
 pub fn combine(opinions: &[StageOpinion]) -> (Decision, Option<String>) {
     let Some(verdict) = opinions.iter().map(|o| o.decision.verdict).max() else {
@@ -134,7 +134,12 @@ pub fn combine(opinions: &[StageOpinion]) -> (Decision, Option<String>) {
     if reasons.is_empty() && verdict != Verdict::Allow {
         reasons.push(Reason::new(codes::DENIED, "blocked by guardrail policy"));
     }
-    let first = deciding[0];
+    // The stage that speaks for the decision: the first with the final verdict
+    // that gave a reason (a silent allow has nothing to say).
+    let first = deciding
+        .iter()
+        .find(|o| !o.decision.reasons.is_empty())
+        .unwrap_or(&deciding[0]);
     let decision = Decision {
         verdict,
         reasons,
@@ -184,6 +189,16 @@ mod tests {
         assert_eq!(d.verdict, Verdict::Ask);
         let codes: Vec<_> = d.reasons.iter().map(|r| r.code.as_str()).collect();
         assert_eq!(codes, ["x.one", "x.two"]);
+    }
+
+    #[test]
+    fn a_silent_stage_does_not_speak_for_the_decision() {
+        let (d, by) = combine(&[
+            opinion("quiet", Decision::new(Verdict::Allow, vec![])),
+            opinion("p", Decision::allow("oap.allowed", "").with_policy("p.v1")),
+        ]);
+        assert_eq!(by.as_deref(), Some("p"));
+        assert_eq!(d.policy_id.as_deref(), Some("p.v1"));
     }
 
     #[test]

@@ -16,6 +16,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod approval;
 pub mod artifact_cache;
 pub mod bench;
 pub mod builtin;
@@ -31,6 +32,7 @@ pub mod request;
 pub mod scaffold;
 pub mod vectors;
 
+pub use approval::{ApprovalError, ApprovalGate};
 pub use config::{Config, ConfigError};
 pub use decision::{Decision, Reason, Verdict};
 pub use pipeline::{Evaluation, Warden};

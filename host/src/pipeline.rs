@@ -1,6 +1,8 @@
-//! One tool call through Warden: validate, resolve the interaction policy, ask
-//! the providers in order (a deny ends the chain), combine (the strictest
-//! verdict wins), and report what every stage said.
+//! One tool call through Warden: validate, resolve the interaction policy, the
+//! native permission engine, the providers in order (a deny ends the chain),
+//! risk triage (which may only raise), combine (the strictest verdict wins),
+//! turn an ask that no human can answer into a deny, and report what every
+//! stage said.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -9,8 +11,9 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::config::Config;
-use crate::decision::{Reason, StageOpinion, Verdict, combine};
+use crate::decision::{Decision, Reason, StageOpinion, Verdict, combine};
 use crate::policy::interaction::{InteractionMode, RunInteractionPolicy};
+use crate::policy::triage::ClassifierReport;
 use crate::provider::{GuestCall, GuestInteractionMode, LoadError};
 use crate::registry::{Registry, Snapshot};
 use crate::request::{Caller, RequestError, ToolCall};
@@ -19,6 +22,8 @@ use crate::request::{Caller, RequestError, ToolCall};
 pub const CONTEXT_KEYS_DROPPED: &str = "warden.context_keys_dropped";
 /// The reason code of an ask turned into a deny because nobody can be asked.
 pub const ASK_UNAVAILABLE: &str = "warden.ask_unavailable";
+/// The reason code of a clarification question in a run where nobody can answer.
+pub const CLARIFICATION_UNAVAILABLE: &str = "warden.clarification_unavailable";
 
 /// Warden: the live policy and the entry point for judging tool calls.
 pub struct Warden {
@@ -57,6 +62,18 @@ pub struct StageReport {
     pub fuel_used: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error_detail: Option<&'static str>,
+    /// Triage: what the risk classifier said, and whether from its cache.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub classifier: Option<ClassifierReport>,
+}
+
+/// What a stage adds to its report beyond its decision.
+#[derive(Default)]
+struct StageExtra {
+    digest: Option<String>,
+    fuel_used: Option<u64>,
+    error_detail: Option<&'static str>,
+    classifier: Option<ClassifierReport>,
 }
 
 impl Warden {
@@ -97,37 +114,99 @@ pub fn evaluate(
     let interaction = RunInteractionPolicy::resolve(&call.context, caller)?;
     let mut opinions: Vec<StageOpinion> = Vec::new();
     let mut stages: Vec<StageReport> = Vec::new();
+    let mut record = |stage: String, decision: Decision, t: Instant, extra: StageExtra| {
+        stages.push(StageReport {
+            stage: stage.clone(),
+            verdict: decision.verdict,
+            codes: decision.reasons.iter().map(|r| r.code.clone()).collect(),
+            duration_us: micros(t),
+            digest: extra.digest,
+            fuel_used: extra.fuel_used,
+            error_detail: extra.error_detail,
+            classifier: extra.classifier,
+        });
+        let verdict = decision.verdict;
+        opinions.push(StageOpinion { stage, decision });
+        verdict
+    };
 
-    if snapshot.guardrails.enabled {
+    // A question nobody can answer is not asked: the agent is told what to do instead.
+    let mut worst = Verdict::Allow;
+    if !interaction.offers_tool(&call.tool_name) {
+        let decision = Decision::deny(
+            CLARIFICATION_UNAVAILABLE,
+            interaction.suppressed_clarification(),
+        );
+        worst = record(
+            "interaction".into(),
+            decision,
+            started,
+            StageExtra::default(),
+        );
+    }
+
+    // The native permission engine: nothing after it can loosen its deny.
+    let permissions = &snapshot.permissions;
+    let canonical = permissions.canonical(call);
+    if worst != Verdict::Deny {
+        let t = Instant::now();
+        let native = permissions.evaluate(&canonical);
+        worst = record("permissions".into(), native, t, StageExtra::default());
+    }
+
+    // The providers, in order; a deny ends the chain.
+    if worst != Verdict::Deny && snapshot.guardrails.enabled {
         let guest_call = guest_call(snapshot, call, interaction.mode);
         for provider in snapshot.providers.providers() {
             let t = Instant::now();
-            let stage = format!("provider:{}", provider.name());
-            let (decision, fuel_used, error_detail) = match provider.evaluate(&guest_call) {
-                Ok(opinion) => (opinion.decision, Some(opinion.fuel_used), None),
+            let (decision, extra) = match provider.evaluate(&guest_call) {
+                Ok(opinion) => (
+                    opinion.decision,
+                    StageExtra {
+                        fuel_used: Some(opinion.fuel_used),
+                        ..StageExtra::default()
+                    },
+                ),
                 Err(failure) => {
                     tracing::warn!(provider = provider.name(), %failure, "provider failed");
                     (
                         failure.to_decision(provider.name(), provider.on_error()),
-                        None,
-                        Some(failure.kind.code()),
+                        StageExtra {
+                            error_detail: Some(failure.kind.code()),
+                            ..StageExtra::default()
+                        },
                     )
                 }
             };
-            stages.push(StageReport {
-                stage: stage.clone(),
-                verdict: decision.verdict,
-                codes: decision.reasons.iter().map(|r| r.code.clone()).collect(),
-                duration_us: micros(t),
+            let extra = StageExtra {
                 digest: Some(provider.digest().to_string()),
-                fuel_used,
-                error_detail,
-            });
-            let denied = decision.verdict == Verdict::Deny;
-            opinions.push(StageOpinion { stage, decision });
-            if denied {
+                ..extra
+            };
+            worst = worst.max(record(
+                format!("provider:{}", provider.name()),
+                decision,
+                t,
+                extra,
+            ));
+            if worst == Verdict::Deny {
                 break;
             }
+        }
+    }
+
+    // Risk triage: may only raise the verdict.
+    if worst != Verdict::Deny {
+        let t = Instant::now();
+        let (raised, report) = snapshot.triage.assess(&canonical, &call.tool_input, worst);
+        // Reported when it raised the verdict or consulted its classifier; a
+        // stage with nothing to add keeps the verdict and gives no reason.
+        if raised.is_some() || report.classifier.is_some() {
+            let decision = raised.unwrap_or_else(|| Decision::new(worst, Vec::new()));
+            let extra = StageExtra {
+                classifier: report.classifier,
+                ..StageExtra::default()
+            };
+            record("triage".into(), decision, t, extra);
         }
     }
 

@@ -8,9 +8,12 @@ use std::time::SystemTime;
 
 use arc_swap::ArcSwap;
 
+use crate::approval::ApprovalList;
 use crate::artifact_cache::ArtifactCache;
-use crate::config::{Config, Guardrails};
-use crate::provider::{LoadError, Provider};
+use crate::config::{Config, Guardrails, Role};
+use crate::policy::permissions::PermissionEngine;
+use crate::policy::triage::Triage;
+use crate::provider::{Classifier, LoadError, Provider};
 
 /// Numbers provider sets in the order they were loaded, process-wide.
 static GENERATIONS: AtomicU64 = AtomicU64::new(1);
@@ -31,6 +34,7 @@ impl ProviderSet {
         let providers = guardrails
             .providers
             .iter()
+            .filter(|spec| spec.role == Role::Guardrail)
             .map(|spec| {
                 Provider::load(
                     spec,
@@ -73,14 +77,58 @@ impl ProviderSet {
 /// Everything a call is judged with, loaded from one configuration.
 pub struct Snapshot {
     pub guardrails: Guardrails,
+    pub permissions: PermissionEngine,
+    pub triage: Triage,
     pub providers: ProviderSet,
+    /// `hitl_approval`, compiled: which calls need a human.
+    pub approval_list: ApprovalList,
 }
 
 impl Snapshot {
+    /// Every component (provider or classifier) that could not be configured,
+    /// by name, with why.
+    pub fn unhealthy(&self) -> Vec<(&str, &crate::provider::ProviderFailure)> {
+        let mut out: Vec<_> = self
+            .providers
+            .unhealthy()
+            .map(|(p, f)| (p.name(), f))
+            .collect();
+        if let Some(c) = self.triage.classifier()
+            && let Err(f) = c.health()
+        {
+            out.push((c.name(), f));
+        }
+        out
+    }
+
     pub fn load(config: &Config) -> Result<Snapshot, LoadError> {
+        let permissions = match &config.permissions {
+            // Validated with the config: a failure here is a programming error,
+            // and still refuses the load.
+            Some(p) => PermissionEngine::new(p).map_err(|(at, message)| LoadError::Policy {
+                message: format!("permissions.{at}: {message}"),
+            })?,
+            None => PermissionEngine::default(),
+        };
+        let classifier = config
+            .guardrails
+            .providers
+            .iter()
+            .find(|spec| spec.role == Role::Classifier)
+            .map(|spec| {
+                Classifier::load(
+                    spec,
+                    &config.base_dir,
+                    Some(&ArtifactCache::in_data_dir(&config.data_dir())),
+                )
+            })
+            .transpose()?;
         Ok(Snapshot {
             guardrails: config.guardrails.clone(),
+            permissions,
+            triage: Triage::new(&config.triage, classifier),
             providers: ProviderSet::load(config)?,
+            approval_list: ApprovalList::new(&config.hitl_approval),
         })
     }
 }

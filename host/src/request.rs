@@ -78,6 +78,10 @@ pub struct CallContext {
     /// Whether the harness can pause this run for a human and resume it later.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub can_resume: Option<bool>,
+    /// Internal callers only: where the run was started (`web`, `sdk`, `im`,
+    /// `extension`, `mcp_notification`); see `approval::RunOrigin`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_origin: Option<String>,
 }
 
 /// Who is calling, as established by the caller's authentication (a token's

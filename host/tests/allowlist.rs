@@ -14,7 +14,7 @@ fn allowlist(config: serde_json::Value) -> warden_host::Warden {
 
 #[test]
 fn without_lists_every_tool_is_allowed() {
-    let e = eval(&allowlist(json!({})), "bash", empty());
+    let e = eval(&allowlist(json!({})), "bash", cmd("ls"));
     assert_eq!(e.verdict, Verdict::Allow);
     assert_eq!(codes(&e), ["oap.allowed"]);
 }

@@ -175,3 +175,28 @@ fn demo_judges_example_calls_showing_allow_and_deny() {
 fn an_unknown_subcommand_is_a_usage_error() {
     assert_eq!(warden(&["judge"], None).status.code(), Some(2));
 }
+
+#[test]
+fn interaction_prints_the_resolved_policy_and_guidance() {
+    let out = warden(
+        &["interaction", "--internal"],
+        Some(r#"{"non_interactive": true}"#),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let p = stdout_json(&out);
+    assert_eq!(p["mode"], "scheduled");
+    assert_eq!(p["can_ask_human"], false);
+    assert_eq!(p["offer_ask_clarification"], false);
+    assert_eq!(p["network_requests"], "deny");
+    assert!(p["guidance"].as_str().unwrap().contains("BLOCKED"));
+}
+
+#[test]
+fn interaction_refuses_an_unknown_mode_from_an_internal_caller() {
+    let out = warden(
+        &["interaction", "--internal"],
+        Some(r#"{"interaction_mode": "batch"}"#),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("expected one of"), "{}", stderr(&out));
+}

@@ -14,10 +14,10 @@ use warden_host::{FailureKind, Verdict};
 /// that instance) and answers the third on a fresh instance.
 fn assert_contained(behaviour: &str, limits: Value, expected: &str) {
     let warden = hostile(json!({"behaviour": "alternate", "then": behaviour}), limits);
-    let before = eval(&warden, "bash", empty());
+    let before = eval(&warden, "bash", cmd("ls"));
     assert_eq!(before.verdict, Verdict::Allow, "first call: {before:?}");
 
-    let hostile = eval(&warden, "bash", empty());
+    let hostile = eval(&warden, "bash", cmd("ls"));
     assert_eq!(hostile.verdict, Verdict::Deny, "{hostile:?}");
     assert_eq!(
         codes(&hostile)[..2],
@@ -30,7 +30,7 @@ fn assert_contained(behaviour: &str, limits: Value, expected: &str) {
     );
     assert_eq!(detail(&hostile), Some(expected));
 
-    let after = eval(&warden, "bash", empty());
+    let after = eval(&warden, "bash", cmd("ls"));
     assert_eq!(after.verdict, Verdict::Allow, "the call after: {after:?}");
 }
 
@@ -106,7 +106,7 @@ fn a_loop_in_configure_denies_every_call_as_configure_failed() {
     assert_eq!(failure.kind, FailureKind::ConfigureFailed);
     assert!(failure.message.contains("timeout"), "{failure}");
     for _ in 0..3 {
-        let e = eval(&warden, "bash", empty());
+        let e = eval(&warden, "bash", cmd("ls"));
         assert_eq!(e.verdict, Verdict::Deny);
         assert_eq!(detail(&e), Some("warden.configure_failed"));
     }
@@ -115,7 +115,7 @@ fn a_loop_in_configure_denies_every_call_as_configure_failed() {
 #[test]
 fn a_refused_configuration_denies_every_call_with_the_providers_message() {
     let warden = hostile(json!({"behaviour": "refuse_config"}), empty());
-    let e = eval(&warden, "bash", empty());
+    let e = eval(&warden, "bash", cmd("ls"));
     assert_eq!(detail(&e), Some("warden.configure_failed"));
     assert!(
         e.reasons[1].message.contains("refuses every configuration"),
@@ -129,7 +129,7 @@ fn a_request_over_max_input_bytes_never_reaches_the_provider() {
     let e = eval(&warden, "bash", json!({"command": "x".repeat(1000)}));
     assert_eq!(detail(&e), Some("warden.input_too_large"));
     assert_eq!(e.stages[0].fuel_used, None);
-    assert_eq!(eval(&warden, "bash", empty()).verdict, Verdict::Allow);
+    assert_eq!(eval(&warden, "bash", cmd("ls")).verdict, Verdict::Allow);
 }
 
 #[test]
@@ -144,7 +144,7 @@ fn a_call_that_finds_no_free_instance_in_time_is_denied() {
         let handles: Vec<_> = (0..3)
             .map(|_| {
                 let warden = Arc::clone(&warden);
-                s.spawn(move || eval(&warden, "bash", empty()))
+                s.spawn(move || eval(&warden, "bash", cmd("ls")))
             })
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
@@ -169,7 +169,7 @@ fn a_call_that_finds_no_free_instance_in_time_is_denied() {
 #[test]
 fn a_fail_open_provider_allows_and_shows_the_error() {
     let yaml = "guardrails:\n  providers:\n    - name: advisory\n      wasm: hostile.wasm\n      config: {behaviour: panic}\n      on_error: allow\n";
-    let e = eval(&warden(yaml), "bash", empty());
+    let e = eval(&warden(yaml), "bash", cmd("ls"));
     assert_eq!(e.verdict, Verdict::Allow);
     assert_eq!(codes(&e)[..2], ["oap.evaluator_error", "warden.trap"]);
     assert_eq!(e.reasons[0].message, "guardrail provider error (fail-open)");
@@ -178,7 +178,7 @@ fn a_fail_open_provider_allows_and_shows_the_error() {
 #[test]
 fn global_fail_open_applies_to_providers_without_on_error() {
     let yaml = "guardrails:\n  fail_closed: false\n  providers:\n    - name: p\n      wasm: hostile.wasm\n      config: {behaviour: unreachable}\n";
-    let e = eval(&warden(yaml), "bash", empty());
+    let e = eval(&warden(yaml), "bash", cmd("ls"));
     assert_eq!(e.verdict, Verdict::Allow);
     assert_eq!(e.reasons[0].code, "oap.evaluator_error");
 }
@@ -186,7 +186,10 @@ fn global_fail_open_applies_to_providers_without_on_error() {
 #[test]
 fn on_error_deny_overrides_a_global_fail_open() {
     let yaml = "guardrails:\n  fail_closed: false\n  providers:\n    - name: p\n      wasm: hostile.wasm\n      config: {behaviour: unreachable}\n      on_error: deny\n";
-    assert_eq!(eval(&warden(yaml), "bash", empty()).verdict, Verdict::Deny);
+    assert_eq!(
+        eval(&warden(yaml), "bash", cmd("ls")).verdict,
+        Verdict::Deny
+    );
 }
 
 #[test]
@@ -211,7 +214,7 @@ fn eight_threads_with_hostile_calls_mixed_in_never_get_a_wrong_allow() {
             s.spawn(move || {
                 for i in 0..24 {
                     let behaviour = behaviours[(t + i) % behaviours.len()];
-                    let e = eval(&warden, "bash", json!({"behaviour": behaviour}));
+                    let e = eval(&warden, "probe", json!({"behaviour": behaviour}));
                     if behaviour == "verdict" {
                         assert_eq!(e.verdict, Verdict::Allow, "{e:?}");
                     } else {
@@ -223,7 +226,7 @@ fn eight_threads_with_hostile_calls_mixed_in_never_get_a_wrong_allow() {
         }
     });
     assert_eq!(
-        eval(&warden, "bash", json!({"behaviour": "verdict"})).verdict,
+        eval(&warden, "probe", json!({"behaviour": "verdict"})).verdict,
         Verdict::Allow
     );
 }

@@ -22,7 +22,7 @@ fn the_strictest_verdict_wins() {
     let e = eval(
         &scripted(&[("a", "allow"), ("b", "ask"), ("c", "allow")]),
         "bash",
-        empty(),
+        cmd("ls"),
     );
     assert_eq!(e.verdict, Verdict::Ask);
     assert_eq!(codes(&e), ["fixture.b"]);
@@ -35,11 +35,11 @@ fn a_deny_ends_the_chain() {
     let e = eval(
         &scripted(&[("a", "allow"), ("b", "deny"), ("c", "allow")]),
         "bash",
-        empty(),
+        cmd("ls"),
     );
     assert_eq!(e.verdict, Verdict::Deny);
     let ran: Vec<_> = e.stages.iter().map(|s| s.stage.as_str()).collect();
-    assert_eq!(ran, ["provider:a", "provider:b"]);
+    assert_eq!(ran, ["permissions", "provider:a", "provider:b"]);
 }
 
 #[test]
@@ -47,15 +47,22 @@ fn every_provider_runs_in_order_when_none_denies() {
     let e = eval(
         &scripted(&[("a", "allow"), ("b", "ask"), ("c", "allow")]),
         "bash",
-        empty(),
+        cmd("ls"),
     );
     let ran: Vec<_> = e.stages.iter().map(|s| s.stage.as_str()).collect();
-    assert_eq!(ran, ["provider:a", "provider:b", "provider:c"]);
+    assert_eq!(
+        ran,
+        ["permissions", "provider:a", "provider:b", "provider:c"]
+    );
 }
 
 #[test]
 fn an_ask_from_one_provider_and_allows_from_the_rest_is_an_ask() {
-    let e = eval(&scripted(&[("a", "ask"), ("b", "allow")]), "bash", empty());
+    let e = eval(
+        &scripted(&[("a", "ask"), ("b", "allow")]),
+        "bash",
+        cmd("ls"),
+    );
     assert_eq!(e.verdict, Verdict::Ask);
 }
 
@@ -68,7 +75,7 @@ fn an_ask_in_a_run_that_cannot_ask_a_human_is_a_deny_that_says_why() {
         ("autonomous", false),
         ("interactive", true),
     ] {
-        let mut c = call("bash", empty());
+        let mut c = call("bash", cmd("ls"));
         c.context.interaction_mode = Some(mode.into());
         c.context.is_subagent = subagent;
         let e = w.evaluate(&c, Caller::Internal).unwrap();
@@ -80,14 +87,14 @@ fn an_ask_in_a_run_that_cannot_ask_a_human_is_a_deny_that_says_why() {
 
 #[test]
 fn an_ask_stays_an_ask_where_a_human_can_answer() {
-    let e = eval(&scripted(&[("a", "ask")]), "bash", empty());
+    let e = eval(&scripted(&[("a", "ask")]), "bash", cmd("ls"));
     assert_eq!(e.verdict, Verdict::Ask);
 }
 
 #[test]
 fn an_ask_from_a_harness_that_cannot_resume_is_a_deny() {
     let w = scripted(&[("a", "ask")]);
-    let mut c = call("bash", empty());
+    let mut c = call("bash", cmd("ls"));
     c.context.can_resume = Some(false);
     assert_eq!(
         w.evaluate(&c, Caller::Agent).unwrap().verdict,
@@ -96,12 +103,15 @@ fn an_ask_from_a_harness_that_cannot_resume_is_a_deny() {
 }
 
 #[test]
-fn disabled_guardrails_run_no_provider() {
+fn disabled_guardrails_run_no_provider_but_the_native_core_still_runs() {
     let w = warden(
         "guardrails:\n  enabled: false\n  providers:\n    - {name: a, wasm: hostile.wasm, config: {verdict: deny}}\n",
     );
-    let e = eval(&w, "bash", empty());
-    assert!(e.stages.is_empty());
+    let e = eval(&w, "bash", cmd("ls"));
+    assert!(
+        e.stages.iter().all(|s| !s.stage.starts_with("provider:")),
+        "{e:?}"
+    );
 }
 
 #[test]
@@ -109,7 +119,7 @@ fn the_passport_is_the_agent_the_call_is_attributed_to() {
     let w = warden(
         "guardrails:\n  passport: ap_0042\n  providers:\n    - {name: a, wasm: hostile.wasm}\n",
     );
-    let mut c = call("bash", empty());
+    let mut c = call("bash", cmd("ls"));
     c.context.agent_id = Some("someone-else".into());
     c.tool_call_id = Some("call_7".into());
     let e = w.evaluate(&c, Caller::Agent).unwrap();
@@ -120,7 +130,7 @@ fn the_passport_is_the_agent_the_call_is_attributed_to() {
 #[test]
 fn an_internal_caller_sets_the_mode_the_providers_see() {
     let w = scripted(&[("a", "allow")]);
-    let mut c = call("bash", empty());
+    let mut c = call("bash", cmd("ls"));
     c.context.interaction_mode = Some("scheduled".into());
     let e = w.evaluate(&c, Caller::Internal).unwrap();
     assert_eq!(e.metadata["interaction_mode"], "scheduled");
@@ -130,7 +140,7 @@ fn an_internal_caller_sets_the_mode_the_providers_see() {
 #[test]
 fn an_agent_callers_internal_keys_are_dropped_and_the_reasons_say_so() {
     let w = scripted(&[("a", "allow")]);
-    let mut c = call("bash", empty());
+    let mut c = call("bash", cmd("ls"));
     c.context.non_interactive = Some(true);
     let e = w.evaluate(&c, Caller::Agent).unwrap();
     assert_eq!(e.metadata["interaction_mode"], "interactive");
@@ -145,7 +155,7 @@ fn an_agent_callers_internal_keys_are_dropped_and_the_reasons_say_so() {
 #[test]
 fn an_unknown_mode_from_an_internal_caller_refuses_the_request() {
     let w = scripted(&[("a", "allow")]);
-    let mut c = call("bash", empty());
+    let mut c = call("bash", cmd("ls"));
     c.context.interaction_mode = Some("headless".into());
     let err = w.evaluate(&c, Caller::Internal).unwrap_err().to_string();
     assert!(
@@ -165,7 +175,33 @@ fn a_malformed_call_is_refused_not_judged() {
 fn each_evaluation_names_the_provider_set_that_judged_it() {
     let a = scripted(&[("a", "allow")]);
     let b = scripted(&[("a", "allow")]);
-    let ga = eval(&a, "bash", empty()).generation;
-    let gb = eval(&b, "bash", empty()).generation;
+    let ga = eval(&a, "bash", cmd("ls")).generation;
+    let gb = eval(&b, "bash", cmd("ls")).generation;
     assert_ne!(ga, gb);
+}
+
+#[test]
+fn a_clarification_question_in_an_unattended_run_is_answered_with_guidance() {
+    let w = scripted(&[("a", "allow")]);
+    let mut c = call("ask_clarification", json!({"question": "Which branch?"}));
+    c.context.interaction_mode = Some("scheduled".into());
+    let e = w.evaluate(&c, Caller::Internal).unwrap();
+    assert_eq!(e.verdict, Verdict::Deny);
+    assert_eq!(e.reasons[0].code, "warden.clarification_unavailable");
+    let message = &e.reasons[0].message;
+    assert!(
+        message.contains("assumptions") && message.contains("BLOCKED"),
+        "{message}"
+    );
+    assert!(!message.contains("carry out"), "{message}");
+}
+
+#[test]
+fn a_clarification_question_in_an_interactive_run_goes_through() {
+    let e = eval(
+        &scripted(&[("a", "allow")]),
+        "ask_clarification",
+        json!({"question": "Which branch?"}),
+    );
+    assert_eq!(e.verdict, Verdict::Allow);
 }

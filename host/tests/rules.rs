@@ -47,10 +47,10 @@ fn eq_matches_the_whole_value() {
 #[test]
 fn ne_holds_for_other_values_and_for_a_missing_field() {
     let w = only(json!({"field": "user_role", "op": "ne", "value": "viewer"}));
-    let as_role = |role: &str| json!({"tool_name": "bash", "context": {"user_role": role}});
+    let as_role = |role: &str| json!({"tool_name": "search", "context": {"user_role": role}});
     assert_eq!(verdict(&w, as_role("admin")), Verdict::Allow);
     assert_eq!(verdict(&w, as_role("viewer")), Verdict::Deny);
-    assert_eq!(verdict(&w, json!({"tool_name": "bash"})), Verdict::Allow);
+    assert_eq!(verdict(&w, json!({"tool_name": "search"})), Verdict::Allow);
 }
 
 #[test]
@@ -88,11 +88,11 @@ fn matches_is_a_regex_search() {
 
 #[test]
 fn role_tool_key_joins_role_and_tool() {
-    let w = only(json!({"field": "role_tool_key", "op": "in", "value": ["admin:bash"]}));
+    let w = only(json!({"field": "role_tool_key", "op": "in", "value": ["admin:deploy"]}));
     let call = |role: &str, tool: &str| json!({"tool_name": tool, "context": {"user_role": role}});
-    assert_eq!(verdict(&w, call("admin", "bash")), Verdict::Allow);
-    assert_eq!(verdict(&w, call("viewer", "bash")), Verdict::Deny);
-    assert_eq!(verdict(&w, call("admin", "ls")), Verdict::Deny);
+    assert_eq!(verdict(&w, call("admin", "deploy")), Verdict::Allow);
+    assert_eq!(verdict(&w, call("viewer", "deploy")), Verdict::Deny);
+    assert_eq!(verdict(&w, call("admin", "search")), Verdict::Deny);
 }
 
 #[test]
@@ -109,7 +109,7 @@ fn thread_and_agent_ids_can_be_tested() {
         {"field": "thread_id", "op": "glob", "value": "sandbox-*"},
         {"field": "agent_id", "op": "eq", "value": "researcher"}
     ]}]}));
-    let call = |thread: &str, agent: &str| json!({"tool_name": "bash", "context": {"thread_id": thread, "agent_id": agent}});
+    let call = |thread: &str, agent: &str| json!({"tool_name": "search", "context": {"thread_id": thread, "agent_id": agent}});
     assert_eq!(verdict(&w, call("sandbox-7", "researcher")), Verdict::Allow);
     assert_eq!(verdict(&w, call("prod-1", "researcher")), Verdict::Deny);
     assert_eq!(verdict(&w, call("sandbox-7", "coder")), Verdict::Deny);
@@ -148,12 +148,12 @@ fn rules_of_equal_priority_are_tried_in_written_order() {
 #[test]
 fn all_conditions_of_a_rule_must_hold() {
     let w = rules(
-        json!({"rules": [{"id": "admin-bash", "action": "allow", "when": [
-            {"field": "tool_name", "op": "eq", "value": "bash"},
+        json!({"rules": [{"id": "admin-deploy", "action": "allow", "when": [
+            {"field": "tool_name", "op": "eq", "value": "deploy"},
             {"field": "user_role", "op": "eq", "value": "admin"}
         ]}]}),
     );
-    let call = |role: &str| json!({"tool_name": "bash", "context": {"user_role": role}});
+    let call = |role: &str| json!({"tool_name": "deploy", "context": {"user_role": role}});
     assert_eq!(verdict(&w, call("admin")), Verdict::Allow);
     assert_eq!(verdict(&w, call("dev")), Verdict::Deny);
 }

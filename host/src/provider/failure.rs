@@ -119,6 +119,7 @@ impl ProviderFailure {
     pub fn to_decision(&self, provider: &str, on_error: OnError) -> Decision {
         let (verdict, summary) = match on_error {
             OnError::Deny => (Verdict::Deny, "guardrail provider error (fail-closed)"),
+            OnError::Ask => (Verdict::Ask, "guardrail provider error (ask a human)"),
             OnError::Allow => (Verdict::Allow, "guardrail provider error (fail-open)"),
         };
         Decision::new(

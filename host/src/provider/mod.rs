@@ -3,6 +3,7 @@
 //! pool, call it under its limits, and turn whatever goes wrong into a classified
 //! [`ProviderFailure`].
 
+mod classifier;
 mod failure;
 mod inspect;
 mod pool;
@@ -16,6 +17,7 @@ use sha2::{Digest as _, Sha256};
 use wasmtime::Store;
 use wasmtime::component::{Component, InstancePre};
 
+pub use classifier::{Assessment, Classifier, Risk};
 pub use failure::{FailureKind, ProviderFailure};
 pub use inspect::{Import, Inspection, host_contract, inspect};
 pub use pool::PoolUsage;
@@ -90,6 +92,8 @@ pub enum LoadError {
     Link { provider: String, message: String },
     #[error("provider '{provider}': configure failed: {message}")]
     Configure { provider: String, message: String },
+    #[error("{message}")]
+    Policy { message: String },
 }
 
 /// A provider's opinion on one call, with what it cost.

@@ -2,6 +2,8 @@
 //! Warden instances configured around them.
 #![allow(dead_code)]
 
+pub mod approval;
+
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
@@ -59,4 +61,9 @@ pub fn empty() -> Value {
 
 pub fn repo_root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap()
+}
+
+/// A shell tool's arguments.
+pub fn cmd(command: &str) -> Value {
+    json!({ "command": command })
 }

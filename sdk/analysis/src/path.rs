@@ -31,19 +31,36 @@ pub fn expand_home<'a>(path: &'a str, home: Option<&str>) -> Cow<'a, str> {
 /// relative (its leading `..` kept); so does a `~user` path.
 pub fn canonicalize(path: &str, cwd: Option<&str>, home: Option<&str>) -> String {
     let expanded = expand_home(path, home);
-    let joined: Cow<str> = match cwd {
+    let mut segments: Vec<&str> = Vec::with_capacity(16);
+    // Joined with the working directory when relative; collapsed in one pass,
+    // without building the joined text (this runs for every path of every call).
+    let base = match cwd {
         Some(cwd) if !expanded.starts_with('/') && !expanded.starts_with('~') => {
-            Cow::Owned(format!("{}/{}", expand_home(cwd, home), expanded))
+            Some(expand_home(cwd, home))
         }
-        _ => expanded,
+        _ => None,
     };
-    collapse(&joined)
+    let absolute = base.as_deref().unwrap_or(&expanded).starts_with('/');
+    if let Some(base) = &base {
+        collapse_into(&mut segments, base, absolute);
+    }
+    collapse_into(&mut segments, &expanded, absolute);
+    let mut out = String::with_capacity(path.len() + base.as_ref().map_or(0, |b| b.len()) + 1);
+    for (i, segment) in segments.iter().enumerate() {
+        if absolute || i > 0 {
+            out.push('/');
+        }
+        out.push_str(segment);
+    }
+    if out.is_empty() {
+        out.push(if absolute { '/' } else { '.' });
+    }
+    out
 }
 
-/// Collapses `.`, `..` and repeated slashes.
-fn collapse(path: &str) -> String {
-    let absolute = path.starts_with('/');
-    let mut segments: Vec<&str> = Vec::new();
+/// Adds the segments of `path` to `segments`, collapsing `.`, `..` and
+/// repeated slashes; `..` never climbs above the root of an absolute path.
+fn collapse_into<'a>(segments: &mut Vec<&'a str>, path: &'a str, absolute: bool) {
     for segment in path.split('/') {
         match segment {
             "" | "." => {}
@@ -56,12 +73,6 @@ fn collapse(path: &str) -> String {
             },
             s => segments.push(s),
         }
-    }
-    let body = segments.join("/");
-    match (absolute, body.is_empty()) {
-        (true, _) => format!("/{body}"),
-        (false, true) => ".".to_string(),
-        (false, false) => body,
     }
 }
 

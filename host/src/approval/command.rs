@@ -1,0 +1,282 @@
+//! The approval commands of the `warden` CLI: `warden gate` submits a model
+//! response; `warden approvals list | resume | clear | history` work on the
+//! store in the data directory. Output is JSON on stdout. Exit codes: 0 done,
+//! 2 a usage, request or configuration error, 3 a conflict (the thread waits
+//! for a human, or another resume won); a refused request also prints its JSON
+//! error body on stdout.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use clap::{Args, Subcommand};
+use serde::Serialize;
+
+use super::sqlite::{STORE_FILE, SqliteApprovalStore};
+use super::{
+    ApprovalError, ApprovalGate, ApprovalStore, ListFilter, ModelResponse, ResumeRequest, RunRef,
+};
+use crate::config::Config;
+use crate::pipeline::Warden;
+use crate::request::Caller;
+
+/// Where the configuration and the approval store are.
+#[derive(Args, Clone, Debug)]
+pub struct StoreArgs {
+    /// The configuration file (default: the embedded defaults).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// The data directory (default: the configuration's `data_dir`, else `.warden`).
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+}
+
+/// `warden gate`: judge one model response through the approval gate.
+#[derive(Args, Clone, Debug)]
+pub struct GateArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// The response, `{"message": {"tool_calls": [...]}, "context": {...}}`, or `-` for stdin.
+    #[arg(long, default_value = "-")]
+    pub response: String,
+    /// The thread (default: `context.thread_id`).
+    #[arg(long)]
+    pub thread: Option<String>,
+    /// The run (default: `context.run_id`).
+    #[arg(long)]
+    pub run: Option<String>,
+    /// Treat the caller as internal: it may set the run's interaction mode and origin.
+    #[arg(long)]
+    pub internal: bool,
+}
+
+/// `warden approvals ...`
+#[derive(Subcommand, Clone, Debug)]
+pub enum ApprovalsCommand {
+    /// List pending approvals (with --all, resolved ones too).
+    List {
+        #[command(flatten)]
+        store: StoreArgs,
+        /// Only this thread's.
+        #[arg(long)]
+        thread: Option<String>,
+        /// Resolved approvals too.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Answer a thread's pending approval with a decisions file.
+    Resume {
+        #[command(flatten)]
+        store: StoreArgs,
+        #[arg(long)]
+        thread: String,
+        /// `{"decisions": [{"request_id", "decision": "approve|reject|edit", ...}]}`
+        /// or `{"reject_all": {"message": ...}}`; `-` for stdin.
+        #[arg(long)]
+        decisions: String,
+        /// The approval (default: the thread's pending one).
+        #[arg(long)]
+        approval: Option<String>,
+        /// The run the answered calls are attributed to (default: the paused run).
+        #[arg(long)]
+        run: Option<String>,
+    },
+    /// Reject a thread's pending approval as a whole, as an operator; works on
+    /// pauses that cannot take per-call decisions too. Journalled.
+    Clear {
+        #[command(flatten)]
+        store: StoreArgs,
+        #[arg(long)]
+        thread: String,
+        /// Why, for the journal and the model.
+        #[arg(long)]
+        reason: Option<String>,
+        /// Who clears it (default: $USER).
+        #[arg(long)]
+        actor: Option<String>,
+    },
+    /// Print the approval journal, oldest first.
+    History {
+        #[command(flatten)]
+        store: StoreArgs,
+        #[arg(long)]
+        thread: Option<String>,
+    },
+}
+
+/// The largest decisions or response file read.
+const MAX_INPUT_BYTES: u64 = 4 << 20;
+
+pub fn gate(args: GateArgs) -> anyhow::Result<ExitCode> {
+    let body = read_input(&args.response, "the response")?;
+    let response = match ModelResponse::from_json(&body) {
+        Ok(response) => response,
+        Err(err) => return refused(err),
+    };
+    let thread = args
+        .thread
+        .or_else(|| response.context.thread_id.clone())
+        .context("no thread: pass --thread or set context.thread_id")?;
+    let run = args
+        .run
+        .or_else(|| response.context.run_id.clone())
+        .context("no run: pass --run or set context.run_id")?;
+    let caller = if args.internal {
+        Caller::Internal
+    } else {
+        Caller::Agent
+    };
+    let gate = open_gate(&args.store)?;
+    match gate.submit(&RunRef::new(thread, run), &response, caller) {
+        Ok(outcome) => print_json(&outcome),
+        Err(err) => refused(err),
+    }
+}
+
+pub fn approvals(command: ApprovalsCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        ApprovalsCommand::List { store, thread, all } => {
+            let Some(store) = existing_store(&store)? else {
+                return print_json(&Vec::<()>::new());
+            };
+            let filter = ListFilter {
+                thread_id: thread,
+                include_resolved: all,
+            };
+            let views: Vec<_> = store
+                .list(&filter)
+                .map_err(ApprovalError::from)?
+                .iter()
+                .map(super::ApprovalView::of)
+                .collect();
+            print_json(&views)
+        }
+        ApprovalsCommand::History { store, thread } => {
+            let Some(store) = existing_store(&store)? else {
+                return print_json(&Vec::<()>::new());
+            };
+            print_json(
+                &store
+                    .events(thread.as_deref())
+                    .map_err(ApprovalError::from)?,
+            )
+        }
+        ApprovalsCommand::Resume {
+            store,
+            thread,
+            decisions,
+            approval,
+            run,
+        } => {
+            let body = read_input(&decisions, "the decisions")?;
+            let mut request = match ResumeRequest::from_json(&body) {
+                Ok(request) => request,
+                Err(err) => return refused(err),
+            };
+            if run.is_some() {
+                request.run_id = run;
+            }
+            let gate = open_gate(&store)?;
+            // Printing is the hand-off: if the resolution cannot be written,
+            // the approval is restored so that the resume can be retried.
+            let printed =
+                gate.resume_and_hand_off(&thread, approval.as_deref(), &request, write_json);
+            match printed {
+                Ok(_) => Ok(ExitCode::SUCCESS),
+                Err(err) => refused(err),
+            }
+        }
+        ApprovalsCommand::Clear {
+            store,
+            thread,
+            reason,
+            actor,
+        } => {
+            let actor = actor
+                .or_else(|| std::env::var("USER").ok())
+                .unwrap_or_else(|| "operator".into());
+            let gate = open_gate(&store)?;
+            match gate.clear(&thread, &actor, reason.as_deref()) {
+                Ok(resolution) => {
+                    print_json(&serde_json::json!({"thread_id": thread, "cleared": resolution}))
+                }
+                Err(err) => refused(err),
+            }
+        }
+    }
+}
+
+fn data_dir(args: &StoreArgs) -> anyhow::Result<(Config, PathBuf)> {
+    let config = match &args.config {
+        Some(path) => Config::load(path)?,
+        None => Config::embedded(),
+    };
+    let dir = args.data_dir.clone().unwrap_or_else(|| config.data_dir());
+    Ok((config, dir))
+}
+
+fn open_gate(args: &StoreArgs) -> anyhow::Result<ApprovalGate> {
+    let (config, dir) = data_dir(args)?;
+    let warden = Warden::new(&config)?;
+    Ok(ApprovalGate::open(
+        Arc::new(warden),
+        &dir,
+        config.hitl_approval.durability,
+    )?)
+}
+
+/// The store, if the data directory has one: reading never creates it.
+fn existing_store(args: &StoreArgs) -> anyhow::Result<Option<SqliteApprovalStore>> {
+    let (config, dir) = data_dir(args)?;
+    let path = dir.join(STORE_FILE);
+    if !path.exists() {
+        return Ok(None);
+    }
+    Ok(Some(SqliteApprovalStore::open(
+        &path,
+        config.hitl_approval.durability,
+    )?))
+}
+
+fn read_input(source: &str, what: &str) -> anyhow::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut body = Vec::new();
+    if source == "-" {
+        std::io::stdin()
+            .take(MAX_INPUT_BYTES + 1)
+            .read_to_end(&mut body)
+            .with_context(|| format!("reading {what} from stdin"))?;
+    } else {
+        let path = Path::new(source);
+        if std::fs::metadata(path)
+            .map(|m| m.len() > MAX_INPUT_BYTES)
+            .unwrap_or(false)
+        {
+            bail!("{source} is larger than {MAX_INPUT_BYTES} bytes");
+        }
+        body = std::fs::read(path).with_context(|| format!("reading {what} {source}"))?;
+    }
+    Ok(body)
+}
+
+fn write_json<T: Serialize>(value: &T) -> std::io::Result<()> {
+    let text = serde_json::to_string_pretty(value).map_err(std::io::Error::other)?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{text}")?;
+    out.flush()
+}
+
+fn print_json<T: Serialize>(value: &T) -> anyhow::Result<ExitCode> {
+    write_json(value).context("writing the output")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A refused request: the JSON error body on stdout, the message on stderr,
+/// and 3 for a conflict, 2 otherwise.
+fn refused(err: ApprovalError) -> anyhow::Result<ExitCode> {
+    let _ = write_json(&err.body());
+    eprintln!("warden: {err}");
+    Ok(ExitCode::from(if err.status() == 409 { 3 } else { 2 }))
+}

@@ -1,0 +1,240 @@
+//! Why the approval gate refused a request, each with the HTTP status and the
+//! stable code the daemon answers with, and the JSON error body.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::outcome::ResolvedBy;
+use super::store::{ApprovalStatus, StoreError};
+use crate::request::RequestError;
+
+/// A pending request, as an error names it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingRequest {
+    pub request_id: String,
+    pub tool_call_id: Option<String>,
+    pub tool_name: String,
+}
+
+/// How a resume's decisions differ from the pending requests.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Mismatch {
+    /// Pending request ids that got no decision.
+    pub missing: Vec<String>,
+    /// Decided ids that are not pending.
+    pub extra: Vec<String>,
+    /// Ids decided more than once.
+    pub duplicated: Vec<String>,
+    /// Positions in `decisions` whose `request_id` is empty.
+    pub empty: Vec<usize>,
+}
+
+impl Mismatch {
+    pub fn is_empty(&self) -> bool {
+        self.missing.is_empty()
+            && self.extra.is_empty()
+            && self.duplicated.is_empty()
+            && self.empty.is_empty()
+    }
+}
+
+impl std::fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut parts = Vec::new();
+        if !self.missing.is_empty() {
+            parts.push(format!("missing {}", self.missing.join(", ")));
+        }
+        if !self.extra.is_empty() {
+            parts.push(format!("extra {}", self.extra.join(", ")));
+        }
+        if !self.duplicated.is_empty() {
+            parts.push(format!("duplicated {}", self.duplicated.join(", ")));
+        }
+        if !self.empty.is_empty() {
+            let positions: Vec<String> = self
+                .empty
+                .iter()
+                .map(|i| format!("decisions[{i}]"))
+                .collect();
+            parts.push(format!("empty request_id at {}", positions.join(", ")));
+        }
+        f.write_str(&parts.join("; "))
+    }
+}
+
+/// Why the approval gate refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ApprovalError {
+    /// The model response or its context was malformed.
+    #[error("invalid request: {0}")]
+    Request(#[from] RequestError),
+    /// The thread already waits for a human: no new run until it is answered.
+    #[error(
+        "thread '{thread_id}' has a pending approval {approval_id} (run '{run_id}') for {}: resume it (or reject it) before a new run",
+        describe(requests)
+    )]
+    ApprovalPending {
+        thread_id: String,
+        approval_id: String,
+        run_id: String,
+        requests: Vec<PendingRequest>,
+    },
+    /// The approval was resolved first, by another resume or by a clear.
+    #[error("approval {approval_id} is already {} ({}); another resume won", status.as_str(), by(resolved_by))]
+    AlreadyResolved {
+        approval_id: String,
+        status: ApprovalStatus,
+        resolved_by: Option<ResolvedBy>,
+    },
+    #[error("thread '{thread_id}' has no approval{}", approval_id.as_deref().map(|id| format!(" {id}")).unwrap_or_default())]
+    NotFound {
+        thread_id: String,
+        approval_id: Option<String>,
+    },
+    /// The decisions do not name exactly the pending requests, once each.
+    #[error("decisions do not match the pending requests of approval {approval_id}: {mismatch}")]
+    DecisionMismatch {
+        approval_id: String,
+        mismatch: Mismatch,
+    },
+    /// The resume body is malformed at `field`.
+    #[error("{field}: {message}")]
+    InvalidDecision { field: String, message: String },
+    /// A pause stored (by an older release) with calls that cannot carry a
+    /// decision: it can only be rejected as a whole.
+    #[error(
+        "approval {approval_id} on thread '{thread_id}' holds calls that cannot carry a decision ({}); reject it as a whole with {{\"reject_all\": {{}}}} or `warden approvals clear --thread {thread_id}`",
+        problems.join("; ")
+    )]
+    BrokenPause {
+        thread_id: String,
+        approval_id: String,
+        problems: Vec<String>,
+    },
+    /// The resume was consumed but its run could not be handed over.
+    #[error(
+        "handing the resumed run of approval {approval_id} over failed: {message}; {}",
+        if *restored { "the approval is pending again and the resume can be retried" } else { "the approval could not be restored" }
+    )]
+    HandOff {
+        approval_id: String,
+        message: String,
+        restored: bool,
+    },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+fn describe(requests: &[PendingRequest]) -> String {
+    requests
+        .iter()
+        .map(|r| format!("'{}' ({})", r.tool_name, r.request_id))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn by(resolved_by: &Option<ResolvedBy>) -> String {
+    match resolved_by {
+        Some(ResolvedBy::Resume { run_id }) => format!("by run '{run_id}'"),
+        Some(ResolvedBy::Clear { actor, .. }) => format!("cleared by {actor}"),
+        None => "by another request".into(),
+    }
+}
+
+/// The JSON error body: `{"error": {"code", "message", "details"}}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ErrorDetail {
+    pub code: String,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub details: Value,
+}
+
+impl ApprovalError {
+    /// The HTTP status this error means.
+    pub fn status(&self) -> u16 {
+        match self {
+            ApprovalError::Request(RequestError::TooLarge { .. }) => 413,
+            ApprovalError::Request(RequestError::Syntax { .. }) => 400,
+            ApprovalError::Request(_) => 422,
+            ApprovalError::ApprovalPending { .. } | ApprovalError::AlreadyResolved { .. } => 409,
+            ApprovalError::NotFound { .. } => 404,
+            ApprovalError::DecisionMismatch { .. }
+            | ApprovalError::InvalidDecision { .. }
+            | ApprovalError::BrokenPause { .. } => 422,
+            ApprovalError::HandOff { .. } => 503,
+            ApprovalError::Store(_) => 500,
+        }
+    }
+
+    /// A stable, machine-readable code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ApprovalError::Request(RequestError::TooLarge { .. }) => "payload_too_large",
+            ApprovalError::Request(RequestError::Syntax { .. }) => "invalid_json",
+            ApprovalError::Request(_) => "invalid_request",
+            ApprovalError::ApprovalPending { .. } => "approval_pending",
+            ApprovalError::AlreadyResolved { .. } => "approval_resolved",
+            ApprovalError::NotFound { .. } => "approval_not_found",
+            ApprovalError::DecisionMismatch { .. } => "decisions_mismatch",
+            ApprovalError::InvalidDecision { .. } => "invalid_decision",
+            ApprovalError::BrokenPause { .. } => "broken_pause",
+            ApprovalError::HandOff { .. } => "hand_off_failed",
+            ApprovalError::Store(_) => "store_error",
+        }
+    }
+
+    /// The structured part of the error, for programs.
+    pub fn details(&self) -> Value {
+        match self {
+            ApprovalError::ApprovalPending {
+                thread_id,
+                approval_id,
+                run_id,
+                requests,
+            } => {
+                json!({"thread_id": thread_id, "approval_id": approval_id, "run_id": run_id, "requests": requests})
+            }
+            ApprovalError::AlreadyResolved {
+                approval_id,
+                status,
+                resolved_by,
+            } => json!({"approval_id": approval_id, "status": status, "resolved_by": resolved_by}),
+            ApprovalError::DecisionMismatch {
+                approval_id,
+                mismatch,
+            } => {
+                json!({"approval_id": approval_id, "missing": mismatch.missing, "extra": mismatch.extra, "duplicated": mismatch.duplicated, "empty": mismatch.empty})
+            }
+            ApprovalError::InvalidDecision { field, .. } => json!({"field": field}),
+            ApprovalError::Request(RequestError::Field { field, .. }) => json!({"field": field}),
+            ApprovalError::BrokenPause {
+                approval_id,
+                problems,
+                ..
+            } => json!({"approval_id": approval_id, "problems": problems}),
+            ApprovalError::HandOff {
+                approval_id,
+                restored,
+                ..
+            } => json!({"approval_id": approval_id, "restored": restored}),
+            _ => Value::Null,
+        }
+    }
+
+    pub fn body(&self) -> ErrorBody {
+        ErrorBody {
+            error: ErrorDetail {
+                code: self.code().to_string(),
+                message: self.to_string(),
+                details: self.details(),
+            },
+        }
+    }
+}

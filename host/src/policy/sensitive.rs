@@ -1,0 +1,253 @@
+//! Sensitive paths: credentials and keys that no tool call may touch, whatever
+//! the rules or the mode say. The operator may add patterns; dropping the
+//! defaults takes an explicit, loudly named setting.
+//!
+//! Patterns are matched against canonical paths in comparison form (NFKC, lower
+//! case), component by component, anywhere in the path:
+//! - `.ssh/` (ends with `/`): a directory of that name anywhere;
+//! - `.aws/credentials` (has a `/`): those components in sequence anywhere;
+//! - `*.pem`, `id_rsa*`, `.env` (no `/`): any component matching the glob.
+
+use serde::Deserialize;
+
+use super::rules::wildcard;
+
+/// The defaults: every one always applies unless dropped explicitly.
+pub const DEFAULT_SENSITIVE_PATHS: &[&str] = &[
+    ".ssh/",
+    ".aws/credentials",
+    ".aws/config",
+    ".config/gcloud/",
+    ".azure/",
+    ".gnupg/",
+    ".docker/config.json",
+    ".kube/config",
+    ".netrc",
+    ".npmrc",
+    ".pypirc",
+    ".git-credentials",
+    "secrets.json",
+    ".env",
+    ".env.*",
+    "*.pem",
+    "*.key",
+    "id_rsa*",
+    "id_ed25519*",
+];
+
+/// The `permissions.sensitive_paths` block.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SensitivePathsConfig {
+    /// Patterns added to the defaults.
+    #[serde(default)]
+    pub add: Vec<String>,
+    /// Drops the built-in patterns, leaving only `add`. Credentials and keys
+    /// are then reachable by any tool call the rules allow.
+    #[serde(default)]
+    pub unsafe_drop_defaults: bool,
+}
+
+/// One component of a pattern: a glob over a single path component, with the
+/// literal text before its first and after its last wildcard, which every
+/// match starts and ends with (a cheap test that rules out most components).
+#[derive(Clone, Debug)]
+struct Part {
+    glob: String,
+    prefix: String,
+    suffix: String,
+    literal: bool,
+}
+
+impl Part {
+    fn new(glob: &str) -> Part {
+        let first = glob.find(['*', '?']).unwrap_or(glob.len());
+        let last = glob.rfind(['*', '?']).map_or(glob.len(), |i| i + 1);
+        Part {
+            glob: glob.to_string(),
+            prefix: glob[..first].to_string(),
+            suffix: glob[last.max(first)..].to_string(),
+            literal: first == glob.len(),
+        }
+    }
+
+    fn matches(&self, component: &str) -> bool {
+        if self.literal {
+            return component == self.glob;
+        }
+        component.len() >= self.prefix.len() + self.suffix.len()
+            && component.starts_with(&self.prefix)
+            && component.ends_with(&self.suffix)
+            && wildcard(&self.glob, component)
+    }
+}
+
+/// A compiled pattern: its components, which must appear in sequence anywhere
+/// in a path (`.ssh/` and `*.pem` are sequences of one).
+#[derive(Clone, Debug)]
+struct Compiled {
+    text: String,
+    parts: Vec<Part>,
+}
+
+/// The compiled patterns, indexed by the first byte their first component
+/// must start with (most path components start with none of them).
+#[derive(Clone, Debug)]
+pub struct SensitivePaths {
+    patterns: Vec<Compiled>,
+    /// Patterns whose first component starts with a given byte.
+    by_first_byte: Vec<Vec<usize>>,
+    /// Patterns whose first component starts with a wildcard.
+    any_first_byte: Vec<usize>,
+}
+
+impl SensitivePaths {
+    pub fn new(config: &SensitivePathsConfig) -> Result<Self, String> {
+        if config.unsafe_drop_defaults {
+            tracing::warn!(
+                "permissions.sensitive_paths.unsafe_drop_defaults is set: the built-in credential and key paths are NOT protected"
+            );
+        }
+        let mut patterns = Vec::new();
+        if !config.unsafe_drop_defaults {
+            for text in DEFAULT_SENSITIVE_PATHS {
+                patterns.push(compile(text).expect("the defaults compile"));
+            }
+        }
+        for (i, text) in config.add.iter().enumerate() {
+            let pattern =
+                compile(text).ok_or_else(|| format!("add[{i}]: '{text}' is not a path pattern"))?;
+            patterns.push(pattern);
+        }
+        let mut by_first_byte = vec![Vec::new(); 256];
+        let mut any_first_byte = Vec::new();
+        for (i, pattern) in patterns.iter().enumerate() {
+            match pattern.parts[0].prefix.bytes().next() {
+                Some(b) => by_first_byte[b as usize].push(i),
+                None => any_first_byte.push(i),
+            }
+        }
+        Ok(SensitivePaths {
+            patterns,
+            by_first_byte,
+            any_first_byte,
+        })
+    }
+
+    /// The pattern a path in comparison form matches, if any (the one that
+    /// matches earliest in the path).
+    pub fn matching(&self, path: &str) -> Option<&str> {
+        let mut offset = 0;
+        for component in path.split('/') {
+            let start = offset;
+            offset += component.len() + 1;
+            let Some(&first) = component.as_bytes().first() else {
+                continue;
+            };
+            let found = self.by_first_byte[first as usize]
+                .iter()
+                .chain(&self.any_first_byte)
+                .map(|&i| &self.patterns[i])
+                .find(|p| match p.parts.as_slice() {
+                    [only] => only.matches(component),
+                    parts => {
+                        let rest = path[start..].split('/').filter(|c| !c.is_empty());
+                        let mut matched = 0;
+                        for (part, c) in parts.iter().zip(rest) {
+                            if !part.matches(c) {
+                                break;
+                            }
+                            matched += 1;
+                        }
+                        matched == parts.len()
+                    }
+                });
+            if let Some(pattern) = found {
+                return Some(&pattern.text);
+            }
+        }
+        None
+    }
+}
+
+impl Default for SensitivePaths {
+    fn default() -> Self {
+        SensitivePaths::new(&SensitivePathsConfig::default()).expect("the defaults compile")
+    }
+}
+
+/// `.ssh/`, `.aws/credentials`, `*.pem`, `**/.vault-token`: leading `**/` and
+/// `/` and a trailing `/` change nothing, since patterns match anywhere.
+fn compile(text: &str) -> Option<Compiled> {
+    let lower = text.trim().to_lowercase();
+    let trimmed = lower.trim_start_matches("**/").trim_matches('/');
+    let parts: Vec<Part> = trimmed
+        .split('/')
+        .filter(|c| !c.is_empty())
+        .map(Part::new)
+        .collect();
+    (!parts.is_empty()).then(|| Compiled {
+        text: text.to_string(),
+        parts,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hit(path: &str) -> Option<String> {
+        SensitivePaths::default().matching(path).map(str::to_string)
+    }
+
+    #[test]
+    fn credentials_anywhere_in_a_path_are_sensitive() {
+        assert_eq!(hit("/home/u/.ssh/id_rsa").as_deref(), Some(".ssh/"));
+        assert_eq!(
+            hit("/home/u/.aws/credentials").as_deref(),
+            Some(".aws/credentials")
+        );
+        assert_eq!(hit("/srv/app/.env").as_deref(), Some(".env"));
+        assert_eq!(hit("/srv/app/.env.production").as_deref(), Some(".env.*"));
+        assert_eq!(hit("/etc/tls/server.pem").as_deref(), Some("*.pem"));
+        assert_eq!(
+            hit("/backup/id_ed25519.pub").as_deref(),
+            Some("id_ed25519*")
+        );
+    }
+
+    #[test]
+    fn ordinary_paths_are_not_sensitive() {
+        for path in [
+            "/workspace/src/main.rs",
+            "/home/u/.aws",
+            "/srv/environment.txt",
+            "/home/u/ssh/notes",
+        ] {
+            assert_eq!(hit(path), None, "{path}");
+        }
+    }
+
+    #[test]
+    fn added_patterns_apply_too() {
+        let config = SensitivePathsConfig {
+            add: vec!["**/.vault-token".into(), "private/".into()],
+            unsafe_drop_defaults: false,
+        };
+        let s = SensitivePaths::new(&config).unwrap();
+        assert!(s.matching("/home/u/.vault-token").is_some());
+        assert!(s.matching("/data/private/x").is_some());
+        assert!(s.matching("/home/u/.ssh/config").is_some());
+    }
+
+    #[test]
+    fn the_defaults_go_only_when_dropped_explicitly() {
+        let config = SensitivePathsConfig {
+            add: vec!["*.secret".into()],
+            unsafe_drop_defaults: true,
+        };
+        let s = SensitivePaths::new(&config).unwrap();
+        assert!(s.matching("/home/u/.ssh/id_rsa").is_none());
+        assert!(s.matching("/x/a.secret").is_some());
+    }
+}
