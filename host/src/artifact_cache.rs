@@ -26,6 +26,10 @@ const RECORD_LEN: usize = MAGIC.len() + 32 + 8 + 32;
 const ARTIFACT: &str = "cwasm";
 /// The record written with it: what it was compiled from and its digest.
 const RECORD: &str = "record";
+/// The cache keeps its entries under this many bytes, dropping the least
+/// recently used first: a few dozen interpreter components (~40 MB compiled
+/// each) or thousands of Rust ones.
+const MAX_BYTES: u64 = 1 << 30;
 
 /// Compiled components under one directory (`<data_dir>/compiled`).
 #[derive(Clone, Debug)]
@@ -113,7 +117,13 @@ impl ArtifactCache {
                 "the artifact does not match the digest recorded when it was written".into(),
             ));
         }
-        deserialize(engine, &artifact_path).map_err(|err| CacheMiss::Refused(format!("{err:#}")))
+        let component = deserialize(engine, &artifact_path)
+            .map_err(|err| CacheMiss::Refused(format!("{err:#}")))?;
+        // Mark the entry as used, for `prune`; a failure only ages it.
+        if let Ok(record) = fs::File::options().append(true).open(&record_path) {
+            let _ = record.set_modified(std::time::SystemTime::now());
+        }
+        Ok(component)
     }
 
     /// Writes the entry for a compiled component: the artifact, then its
@@ -137,6 +147,7 @@ impl ArtifactCache {
         self.write(&artifact, &self.path(engine, sha256, ARTIFACT))?;
         self.write(&record, &self.path(engine, sha256, RECORD))?;
         self.remove_stale(engine);
+        self.prune(MAX_BYTES);
         Ok(())
     }
 
@@ -164,6 +175,37 @@ impl ArtifactCache {
             if ours && !name.contains(&current) {
                 let _ = fs::remove_file(entry.path());
             }
+        }
+    }
+}
+
+impl ArtifactCache {
+    /// Drops the least recently used entries (by their record's modification
+    /// time, refreshed on every load) until the cache holds at most
+    /// `max_bytes`. The newest entry is always kept.
+    pub fn prune(&self, max_bytes: u64) {
+        let Ok(dir) = fs::read_dir(&self.dir) else {
+            return;
+        };
+        let mut entries: Vec<(std::time::SystemTime, PathBuf, u64)> = dir
+            .flatten()
+            .filter_map(|entry| {
+                let path = entry.path();
+                if path.extension()? != RECORD {
+                    return None;
+                }
+                let used = entry.metadata().ok()?.modified().ok()?;
+                let size = fs::metadata(path.with_extension(ARTIFACT)).map_or(0, |m| m.len());
+                Some((used, path, size))
+            })
+            .collect();
+        let mut total: u64 = entries.iter().map(|(_, _, size)| size).sum();
+        entries.sort_by_key(|(used, _, _)| std::cmp::Reverse(*used));
+        while total > max_bytes && entries.len() > 1 {
+            let (_, record, size) = entries.pop().expect("more than one entry");
+            let _ = fs::remove_file(record.with_extension(ARTIFACT));
+            let _ = fs::remove_file(&record);
+            total -= size;
         }
     }
 }

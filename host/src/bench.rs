@@ -105,7 +105,7 @@ pub const SCENARIOS: &[Scenario] = &[
     },
     Scenario {
         name: "rules",
-        about: "one evaluate through the rules provider with 100 rules, none matching (worst case): warm pool, 1 and 2 threads",
+        about: "the rules provider with 100 rules, none matching (worst case), warm: its decision alone, and the whole pipeline on 1 and 2 threads",
         run: sdk::rules,
     },
     Scenario {

@@ -147,13 +147,7 @@ pub fn check(provider: &Provider, vector: &Vector) -> Outcome {
             .is_none_or(|p| Some(p) == actual.policy_id.as_deref());
     let mismatch = (!matches).then(|| Mismatch {
         expected: describe(expect.verdict, expect.code.as_deref(), &expect.policy_id),
-        actual: describe(actual.verdict, code, &actual.policy_id)
-            + &actual
-                .reasons
-                .first()
-                .filter(|r| !r.message.is_empty())
-                .map(|r| format!(" ({})", r.message))
-                .unwrap_or_default(),
+        actual: describe(actual.verdict, code, &actual.policy_id) + &explain(&actual),
     });
     Outcome { actual, mismatch }
 }
@@ -163,6 +157,25 @@ fn opinion(provider: &Provider, vector: &Vector) -> Decision {
     match provider.evaluate(&provider_call(&vector.request, None, vector.mode)) {
         Ok(opinion) => opinion.decision,
         Err(failure) => failure.to_decision(provider.name(), provider.on_error()),
+    }
+}
+
+/// The main reason's message, and every further reason (a provider failure's
+/// detail code comes second): ` (message; warden.trap: ...)`.
+fn explain(decision: &Decision) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if let Some(first) = decision.reasons.first()
+        && !first.message.is_empty()
+    {
+        parts.push(first.message.clone());
+    }
+    for reason in decision.reasons.iter().skip(1) {
+        parts.push(format!("{}: {}", reason.code, reason.message));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join("; "))
     }
 }
 

@@ -184,6 +184,35 @@ fn an_entry_for_other_bytes_is_not_used() {
 }
 
 #[test]
+fn the_cache_drops_the_least_recently_used_entries_past_its_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = ArtifactCache::new(dir.path().join("compiled"));
+    let (component, compiled) = compiled();
+    let older = "a".repeat(64);
+    cache.store(engine(), &older, &compiled).unwrap();
+    cache.store(engine(), &component.sha256, &compiled).unwrap();
+    let an_hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options()
+        .append(true)
+        .open(cache.entry_path(engine(), &older).with_extension("record"))
+        .unwrap()
+        .set_modified(an_hour_ago)
+        .unwrap();
+    let size = std::fs::metadata(cache.entry_path(engine(), &older))
+        .unwrap()
+        .len();
+    cache.prune(size + size / 2);
+    assert!(!cache.entry_path(engine(), &older).exists());
+    assert!(
+        !cache
+            .entry_path(engine(), &older)
+            .with_extension("record")
+            .exists()
+    );
+    assert!(cache.load(engine(), &component.sha256).is_ok());
+}
+
+#[test]
 fn a_missing_entry_is_a_plain_miss() {
     let dir = tempfile::tempdir().unwrap();
     let cache = ArtifactCache::new(dir.path().join("compiled"));

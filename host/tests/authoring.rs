@@ -179,6 +179,33 @@ fn test_applies_the_limits_it_is_given() {
 }
 
 #[test]
+fn test_shows_why_a_provider_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let vectors = dir.path().join("v.jsonl");
+    std::fs::write(
+        &vectors,
+        r#"{"request": {"tool_name": "bash"}, "expect": {"verdict": "allow"}}"#,
+    )
+    .unwrap();
+    let config = dir.path().join("c.yaml");
+    std::fs::write(&config, "behaviour: panic\n").unwrap();
+    let out = warden(&[
+        "test",
+        path(&guest("hostile")),
+        "--vectors",
+        path(&vectors),
+        "--config",
+        path(&config),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert!(
+        text.contains("actual:   deny oap.evaluator_error") && text.contains("warden.trap: "),
+        "{text}"
+    );
+}
+
+#[test]
 fn inspect_describes_a_loadable_component() {
     use sha2::Digest;
     let component = guest("allowlist");

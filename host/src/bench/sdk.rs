@@ -13,7 +13,8 @@ use super::{Measurement, measure};
 use crate::artifact_cache::ArtifactCache;
 use crate::config::Config;
 use crate::engine::{CompiledFrom, SandboxEngine};
-use crate::pipeline::Warden;
+use crate::pipeline::{Warden, provider_call};
+use crate::policy::interaction::InteractionMode;
 use crate::provider::Provider;
 use crate::request::{Caller, ToolCall};
 
@@ -63,9 +64,23 @@ pub fn rules(calls: usize) -> anyhow::Result<Vec<Measurement>> {
         let e = warden.evaluate(&call, Caller::Agent).expect("decision");
         assert_eq!(e.policy_id.as_deref(), Some("bench#default"), "{e:?}");
     };
+    // The provider's own decision, without the rest of the pipeline.
+    let snapshot = warden.snapshot();
+    let provider = &snapshot.providers.providers()[0];
+    let guest = provider_call(&call, None, InteractionMode::Interactive);
+    let decide = || {
+        let opinion = provider.evaluate(&guest).expect("an opinion");
+        assert_eq!(opinion.decision.policy_id.as_deref(), Some("bench#default"));
+    };
     Ok(vec![
-        measure("rules, 100 rules, warm instance", 1, calls, &judge),
-        measure("rules, 100 rules, warm instance", 2, calls, &judge),
+        measure(
+            "rules, 100 rules: the provider's decision",
+            1,
+            calls,
+            &decide,
+        ),
+        measure("rules, 100 rules: the whole pipeline", 1, calls, &judge),
+        measure("rules, 100 rules: the whole pipeline", 2, calls, &judge),
     ])
 }
 
