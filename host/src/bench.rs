@@ -110,12 +110,12 @@ pub const SCENARIOS: &[Scenario] = &[
     },
     Scenario {
         name: "languages",
-        about: "one evaluate through the command-guard policy in Rust, Python and JavaScript (needs scripts/build-language-providers)",
+        about: "one evaluate through the command-guard policy in Rust, Python and JavaScript, warm and fresh instance (needs scripts/build-language-providers)",
         run: sdk::languages,
     },
     Scenario {
         name: "artifact-cache",
-        about: "first and second load of the 12 MB JavaScript and 18 MB Python components, the second from the on-disk artifact cache",
+        about: "first and second load (from the on-disk artifact cache) of a Rust, the rules, the 12 MB JavaScript and the 18 MB Python provider",
         run: sdk::artifact_cache,
     },
     Scenario {

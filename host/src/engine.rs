@@ -4,6 +4,7 @@
 //! instance carries: an empty WASI context and a resource limiter that records
 //! why it refused to grow.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::Duration;
@@ -91,13 +92,14 @@ impl SandboxEngine {
     /// Compiles a component, or returns the one compiled earlier from the same
     /// bytes: from memory (a reload or a second provider on the same component
     /// costs a lookup), else from the on-disk `artifacts` cache when one is
-    /// given (a new process costs a deserialisation). A fresh compilation is
-    /// written to that cache; a cache that cannot be read or written only
-    /// costs the compilation.
-    pub fn compile(
+    /// given (a new process costs a deserialisation). `bytes` gives the
+    /// component's bytes, asked for only when it must be compiled. A fresh
+    /// compilation is written to that cache; a cache that cannot be read or
+    /// written only costs the compilation.
+    pub fn compile<'b>(
         &self,
         sha256: &str,
-        bytes: &[u8],
+        bytes: &dyn Fn() -> std::io::Result<Cow<'b, [u8]>>,
         artifacts: Option<&ArtifactCache>,
     ) -> wasmtime::Result<Compiled> {
         let cached = self.cache().get(sha256).cloned();
@@ -128,7 +130,7 @@ impl SandboxEngine {
                 {
                     tracing::warn!(component = sha256, %miss, "compiled-artifact cache entry not used");
                 }
-                let component = Component::new(&self.engine, bytes)?;
+                let component = Component::new(&self.engine, bytes()?)?;
                 if let Some(disk) = artifacts
                     && let Err(err) = disk.store(&self.engine, sha256, &component)
                 {

@@ -50,7 +50,7 @@ fn compiled() -> (ComponentBytes, wasmtime::component::Component) {
     let bytes = std::fs::read(guest("allowlist")).unwrap();
     let component = ComponentBytes::new(bytes.into(), "allowlist.wasm".into());
     let compiled = SandboxEngine::shared()
-        .compile(&component.sha256, &component.bytes, None)
+        .compile(&component.sha256, &|| component.bytes(), None)
         .unwrap()
         .component;
     (component, compiled)
@@ -230,6 +230,25 @@ fn a_cache_that_cannot_be_written_only_costs_a_compilation() {
     let component = ComponentBytes::new(bytes.into(), "allowlist.wasm".into());
     SandboxEngine::shared().forget_compiled();
     let compiled =
-        SandboxEngine::shared().compile(&component.sha256, &component.bytes, Some(&cache));
+        SandboxEngine::shared().compile(&component.sha256, &|| component.bytes(), Some(&cache));
     assert!(compiled.is_ok());
+}
+
+#[test]
+fn a_component_that_changes_while_it_loads_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.wasm");
+    let mut bytes = std::fs::read(guest("allowlist")).unwrap();
+    // A custom section only this test writes: bytes no cache has seen.
+    bytes.extend_from_slice(&[0, 9, 4, b'u', b'n', b'i', b'q', 1, 2, 3, 4]);
+    std::fs::write(&path, &bytes).unwrap();
+    let component = ComponentBytes::resolve("p", "p.wasm", dir.path()).unwrap();
+    std::fs::write(&path, b"other bytes").unwrap();
+    let err = warden_host::provider::compile("p", &component, None)
+        .err()
+        .unwrap();
+    assert!(
+        matches!(err, warden_host::LoadError::Read { .. }) && err.to_string().contains("changed"),
+        "{err}"
+    );
 }

@@ -104,12 +104,13 @@ fn rust_twin() -> PathBuf {
     PathBuf::from(env!("WARDEN_GUEST_DIR")).join("command_guard.wasm")
 }
 
-fn command_guard(path: &std::path::Path) -> anyhow::Result<Config> {
+fn command_guard(path: &std::path::Path, instance: &str) -> anyhow::Result<Config> {
     let config: Value = serde_norway::from_str(include_str!(
         "../../../examples/providers/command-guard.yaml"
     ))?;
     let yaml = json!({"guardrails": {"providers": [{
         "name": "command-guard", "wasm": path.display().to_string(), "config": config,
+        "instance": instance,
     }]}});
     Ok(Config::parse(&yaml.to_string(), "<bench>", ".".into())?)
 }
@@ -122,34 +123,55 @@ pub fn languages(calls: usize) -> anyhow::Result<Vec<Measurement>> {
         ("Python", language_component("command_guard_py.wasm")?),
         ("JavaScript", language_component("command_guard_js.wasm")?),
     ] {
-        let warden = Warden::new(&command_guard(&path)?)?;
-        let judge = || {
-            let e = warden.evaluate(&call, Caller::Agent).expect("decision");
-            assert!(e.allow, "{e:?}");
-        };
-        out.push(measure(
-            &format!("command-guard in {language}, warm instance"),
-            1,
-            calls,
-            &judge,
-        ));
+        for instance in ["warm", "fresh"] {
+            let warden = Warden::new(&command_guard(&path, instance)?)?;
+            let judge = || {
+                let e = warden.evaluate(&call, Caller::Agent).expect("decision");
+                assert!(e.allow, "{e:?}");
+            };
+            let n = if instance == "warm" {
+                calls
+            } else {
+                (calls / 20).max(50)
+            };
+            out.push(measure(
+                &format!("command-guard in {language}, {instance} instance"),
+                1,
+                n,
+                &judge,
+            ));
+        }
     }
     Ok(out)
 }
 
-/// A first and a second load of the JavaScript (12 MB) and Python (18 MB)
-/// components: read, digest, compile or deserialise, check, pre-instantiate,
-/// one configured instance. Before each second load the in-memory cache is
+/// A first and a second load of a small Rust component, of the rules provider,
+/// and of the JavaScript (12 MB) and Python (18 MB) components: read, digest,
+/// compile or deserialise, check, pre-instantiate, one configured instance. Before each second load the in-memory cache is
 /// dropped, so it goes to disk as a new process would.
 pub fn artifact_cache(calls: usize) -> anyhow::Result<Vec<Measurement>> {
     let dir = tempfile::tempdir().context("a temporary data directory")?;
     let cache = ArtifactCache::in_data_dir(dir.path());
     let mut out = Vec::new();
-    for (language, file) in [
-        ("JavaScript", "command_guard_js.wasm"),
-        ("Python", "command_guard_py.wasm"),
-    ] {
-        let config = command_guard(&language_component(file)?)?;
+    let rules = json!({"guardrails": {"providers": [{
+        "name": "rules", "wasm": "builtin:rules", "config": hundred_rules(),
+    }]}});
+    let subjects = [
+        ("Rust command-guard", command_guard(&rust_twin(), "warm")?),
+        (
+            "rules, 100 rules",
+            Config::parse(&rules.to_string(), "<bench>", ".".into())?,
+        ),
+        (
+            "JavaScript command-guard",
+            command_guard(&language_component("command_guard_js.wasm")?, "warm")?,
+        ),
+        (
+            "Python command-guard",
+            command_guard(&language_component("command_guard_py.wasm")?, "warm")?,
+        ),
+    ];
+    for (label, config) in subjects {
         let spec = &config.guardrails.providers[0];
         let load = |expected: CompiledFrom| {
             SandboxEngine::shared().forget_compiled();
@@ -158,14 +180,20 @@ pub fn artifact_cache(calls: usize) -> anyhow::Result<Vec<Measurement>> {
             assert!(provider.health().is_ok());
             assert_eq!(provider.compiled_from(), expected);
         };
-        let size = std::fs::metadata(&spec.wasm)?.len() as f64 / 1e6;
+        let size = crate::provider::ComponentBytes::resolve(
+            &spec.name,
+            &spec.wasm,
+            &config.base_dir,
+        )?
+        .size as f64
+            / 1e6;
         let _ = std::fs::remove_dir_all(cache.dir());
         out.push(once(
-            &format!("{language} ({size:.1} MB), first load: compile"),
+            &format!("{label} ({size:.1} MB), first load: compile"),
             || load(CompiledFrom::Compilation),
         ));
         out.push(measure(
-            &format!("{language} ({size:.1} MB), second load: artifact cache"),
+            &format!("{label} ({size:.1} MB), second load: artifact cache"),
             1,
             calls.min(MAX_LOADS),
             &|| load(CompiledFrom::Disk),

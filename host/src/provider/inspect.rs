@@ -52,7 +52,7 @@ pub fn inspect(component: &ComponentBytes, artifacts: Option<&ArtifactCache>) ->
         );
     let mut inspection = Inspection {
         origin: component.origin.clone(),
-        size_bytes: component.bytes.len(),
+        size_bytes: component.size as usize,
         sha256: component.sha256.clone(),
         contract: None,
         imports: Vec::new(),

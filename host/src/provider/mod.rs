@@ -121,18 +121,27 @@ pub struct ProviderInfo {
     pub version: String,
 }
 
-/// A component's bytes and where they came from.
+/// A component: its SHA-256, where it came from, and its bytes (a file's are
+/// read only when they must be compiled: a component found compiled in the
+/// artifact cache is only hashed, as it streams from the file).
 pub struct ComponentBytes {
-    pub bytes: std::borrow::Cow<'static, [u8]>,
+    data: ComponentData,
     /// `builtin:<name>` or the file's path, for messages.
     pub origin: String,
     /// SHA-256 of the bytes, hex.
     pub sha256: String,
+    /// The size of the component, in bytes.
+    pub size: u64,
+}
+
+enum ComponentData {
+    Memory(std::borrow::Cow<'static, [u8]>),
+    File(PathBuf),
 }
 
 impl ComponentBytes {
-    /// Reads the component named by a provider spec (`builtin:<name>` or a path
-    /// relative to `base_dir`).
+    /// Finds the component named by a provider spec (`builtin:<name>` or a
+    /// path relative to `base_dir`) and hashes it.
     pub fn resolve(provider: &str, wasm: &str, base_dir: &Path) -> Result<Self, LoadError> {
         if let Some(name) = wasm.strip_prefix("builtin:") {
             let bytes = builtin::component(name).ok_or_else(|| LoadError::UnknownBuiltin {
@@ -143,23 +152,47 @@ impl ComponentBytes {
             return Ok(ComponentBytes::new(bytes.into(), wasm.into()));
         }
         let path: PathBuf = base_dir.join(wasm);
-        let bytes = std::fs::read(&path).map_err(|source| LoadError::Read {
+        let read_error = |source| LoadError::Read {
             provider: provider.into(),
             path: path.display().to_string(),
             source,
-        })?;
-        Ok(ComponentBytes::new(
-            bytes.into(),
-            path.display().to_string(),
-        ))
+        };
+        let mut file = std::fs::File::open(&path).map_err(read_error)?;
+        let mut hasher = Sha256::new();
+        let size = std::io::copy(&mut file, &mut hasher).map_err(read_error)?;
+        Ok(ComponentBytes {
+            origin: path.display().to_string(),
+            data: ComponentData::File(path),
+            sha256: hex::encode(hasher.finalize()),
+            size,
+        })
     }
 
+    /// A component held in memory.
     pub fn new(bytes: std::borrow::Cow<'static, [u8]>, origin: String) -> Self {
         let sha256 = hex::encode(Sha256::digest(&bytes));
         ComponentBytes {
-            bytes,
+            size: bytes.len() as u64,
+            data: ComponentData::Memory(bytes),
             origin,
             sha256,
+        }
+    }
+
+    /// The bytes. A file is read again, and refused if it no longer has the
+    /// digest it had when it was resolved (and pinned).
+    pub fn bytes(&self) -> std::io::Result<std::borrow::Cow<'_, [u8]>> {
+        match &self.data {
+            ComponentData::Memory(bytes) => Ok(std::borrow::Cow::Borrowed(bytes)),
+            ComponentData::File(path) => {
+                let bytes = std::fs::read(path)?;
+                if hex::encode(Sha256::digest(&bytes)) != self.sha256 {
+                    return Err(std::io::Error::other(
+                        "the file changed while it was being loaded",
+                    ));
+                }
+                Ok(std::borrow::Cow::Owned(bytes))
+            }
         }
     }
 }
@@ -185,11 +218,18 @@ pub fn compile(
     artifacts: Option<&ArtifactCache>,
 ) -> Result<Compiled, LoadError> {
     SandboxEngine::shared()
-        .compile(&component.sha256, &component.bytes, artifacts)
-        .map_err(|err| LoadError::Compile {
-            provider: provider.into(),
-            path: component.origin.clone(),
-            message: format!("{err:#}"),
+        .compile(&component.sha256, &|| component.bytes(), artifacts)
+        .map_err(|err| match err.downcast::<std::io::Error>() {
+            Ok(source) => LoadError::Read {
+                provider: provider.into(),
+                path: component.origin.clone(),
+                source,
+            },
+            Err(err) => LoadError::Compile {
+                provider: provider.into(),
+                path: component.origin.clone(),
+                message: format!("{err:#}"),
+            },
         })
 }
 
