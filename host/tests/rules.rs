@@ -276,3 +276,48 @@ fn a_yaml_document_error_names_the_field() {
     let err = configure_error(json!({"policy": "rules:\n  - id: a\n    action: permit\n"}));
     assert!(err.contains("policy") && err.contains("permit"), "{err}");
 }
+
+/// What the provider said about a call in the example policy, whatever the
+/// native policy adds.
+fn stage(warden: &Warden, request: Value) -> (Verdict, String) {
+    let e = judge(warden, request);
+    let stage = e
+        .stages
+        .iter()
+        .find(|s| s.stage == "provider:policy")
+        .unwrap_or_else(|| panic!("the provider was asked: {e:?}"));
+    (stage.verdict, stage.codes[0].clone())
+}
+
+#[test]
+fn the_example_policy_loads_and_decides_as_documented() {
+    let config = warden_host::Config::load(&repo_root().join("examples/rules.yaml")).unwrap();
+    let w = Warden::new(&config).unwrap();
+    let as_role = |role: &str, tool: &str, input: Value| {
+        json!({"tool_name": tool, "tool_input": input, "context": {"user_role": role}})
+    };
+    assert_eq!(
+        stage(&w, as_role("dev", "bash", json!({"command": "rm -rf /tmp/x"}))),
+        (Verdict::Deny, "policy.destructive".into())
+    );
+    assert_eq!(
+        stage(&w, as_role("viewer", "write_file", json!({"path": "a"}))),
+        (Verdict::Deny, "rules.denied".into())
+    );
+    assert_eq!(
+        stage(&w, as_role("admin", "deploy", json!({}))),
+        (Verdict::Ask, "rules.approval_required".into())
+    );
+    assert_eq!(
+        stage(&w, as_role("dev", "deploy", json!({}))),
+        (Verdict::Deny, "rules.denied".into())
+    );
+    assert_eq!(
+        stage(&w, as_role("dev", "read_file", json!({"path": "/etc/shadow"}))),
+        (Verdict::Deny, "rules.denied".into())
+    );
+    assert_eq!(
+        stage(&w, as_role("dev", "search", json!({"q": "x"}))),
+        (Verdict::Allow, "oap.allowed".into())
+    );
+}
