@@ -293,11 +293,12 @@ fn stage(warden: &Warden, request: Value) -> (Verdict, String) {
 fn the_example_policy_loads_and_decides_as_documented() {
     let config = warden_host::Config::load(&repo_root().join("examples/rules.yaml")).unwrap();
     let w = Warden::new(&config).unwrap();
-    let as_role = |role: &str, tool: &str, input: Value| {
-        json!({"tool_name": tool, "tool_input": input, "context": {"user_role": role}})
-    };
+    let as_role = |role: &str, tool: &str, input: Value| json!({"tool_name": tool, "tool_input": input, "context": {"user_role": role}});
     assert_eq!(
-        stage(&w, as_role("dev", "bash", json!({"command": "rm -rf /tmp/x"}))),
+        stage(
+            &w,
+            as_role("dev", "bash", json!({"command": "rm -rf /tmp/x"}))
+        ),
         (Verdict::Deny, "policy.destructive".into())
     );
     assert_eq!(
@@ -313,7 +314,10 @@ fn the_example_policy_loads_and_decides_as_documented() {
         (Verdict::Deny, "rules.denied".into())
     );
     assert_eq!(
-        stage(&w, as_role("dev", "read_file", json!({"path": "/etc/shadow"}))),
+        stage(
+            &w,
+            as_role("dev", "read_file", json!({"path": "/etc/shadow"}))
+        ),
         (Verdict::Deny, "rules.denied".into())
     );
     assert_eq!(
