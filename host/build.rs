@@ -15,6 +15,7 @@ const GUESTS: &[&str] = &[
     "warden-allowlist",
     "warden-rules",
     "example-command-guard",
+    "warden-oap-passport",
     "fixture-hostile",
     "fixture-fs-importer",
     "fixture-contract-v2",

@@ -119,6 +119,11 @@ pub const SCENARIOS: &[Scenario] = &[
         run: sdk::artifact_cache,
     },
     Scenario {
+        name: "oap",
+        about: "the OAP provider (example passport): a shell command through the warm component alone, and shell, file and URL calls through the whole pipeline",
+        run: oap,
+    },
+    Scenario {
         name: "approval",
         about: "a model response paused for approval and resumed, through the SQLite store (calls/10 round trips)",
         run: approval,
@@ -134,6 +139,70 @@ pub const SCENARIOS: &[Scenario] = &[
         run: shell_analysis,
     },
 ];
+
+fn oap(calls: usize) -> anyhow::Result<Vec<Measurement>> {
+    use crate::decision::Verdict;
+    use crate::provider::{GuestCall, GuestInteractionMode};
+    let warden = Warden::new(&oap_config())?;
+    let judge = |call: &ToolCall| {
+        let e = warden.evaluate(call, Caller::Agent).expect("decision");
+        assert!(e.allow, "the benchmark call must be allowed: {e:?}");
+    };
+    let shell = ToolCall::new("bash", json!({ "command": TYPICAL_COMMAND }));
+    let read = ToolCall::new("read_file", json!({"path": "/workspace/src/main.rs"}));
+    let fetch = ToolCall::new(
+        "web_fetch",
+        json!({"url": "https://docs.rs/wasmtime/latest/wasmtime/"}),
+    );
+    // The component alone: one call into the warm instance and its decision
+    // back, without the native stages the pipeline runs first.
+    let snapshot = warden.snapshot();
+    let provider = &snapshot.providers.providers()[0];
+    let guest_call = GuestCall {
+        tool_name: "bash".into(),
+        tool_input: json!({ "command": TYPICAL_COMMAND }).to_string(),
+        agent_id: None,
+        thread_id: None,
+        run_id: None,
+        tool_call_id: None,
+        user_id: None,
+        user_role: None,
+        oauth_provider: None,
+        oauth_id: None,
+        is_subagent: false,
+        timestamp: crate::request::now_rfc3339(),
+        interaction_mode: GuestInteractionMode::Interactive,
+    };
+    let component = || {
+        let opinion = provider.evaluate(&guest_call).expect("an opinion");
+        assert_eq!(opinion.decision.verdict, Verdict::Allow, "{opinion:?}");
+    };
+    Ok(vec![
+        measure("oap component alone, shell command", 1, calls, &component),
+        measure("oap, shell command, whole pipeline", 1, calls, &|| {
+            judge(&shell)
+        }),
+        measure("oap, shell command, whole pipeline", 2, calls, &|| {
+            judge(&shell)
+        }),
+        measure("oap, file read, whole pipeline", 1, calls, &|| judge(&read)),
+        measure("oap, URL fetch, whole pipeline", 1, calls, &|| {
+            judge(&fetch)
+        }),
+    ])
+}
+
+/// The OAP provider alone, on the example passport.
+fn oap_config() -> Config {
+    let passport: serde_json::Value =
+        serde_json::from_str(include_str!("../../examples/passport.json"))
+            .expect("example passport");
+    let yaml = format!(
+        "guardrails:\n  providers:\n    - name: oap\n      wasm: \"builtin:oap-passport\"\n      config: {}\n",
+        json!({ "passport": passport })
+    );
+    Config::parse(&yaml, "<bench>", ".".into()).expect("bench config")
+}
 
 /// A command line an agent typically runs, and one that nests wrappers and
 /// command lines inside command lines.

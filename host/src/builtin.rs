@@ -26,6 +26,11 @@ pub const BUILTINS: &[Builtin] = &[
         description: "an ordered, prioritised rule list over request fields (eq, ne, in, contains, glob, matches)",
         bytes: guest!("rules.wasm"),
     },
+    Builtin {
+        name: "oap-passport",
+        description: "Open Agent Passport (oap/1.0): capabilities and limits of a passport",
+        bytes: guest!("oap_passport.wasm"),
+    },
 ];
 
 /// The component of a shipped provider.

@@ -88,6 +88,25 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Make an Ed25519 key pair for signing decision records: PREFIX.key
+    /// (private, owner-only) and PREFIX.pub.
+    Keygen {
+        /// Where to write the keys, without extension.
+        #[arg(long, default_value = "warden-signing")]
+        out: PathBuf,
+    },
+    /// Check a signed decision record (a record, or `warden eval` output with
+    /// one). Exit 0 valid, 1 invalid, 2 error.
+    VerifyDecision {
+        /// The public key (SPKI PEM; a private key file works too).
+        #[arg(long)]
+        key: PathBuf,
+        /// The record, or `-` for stdin.
+        file: String,
+        /// Also fail (exit 1) when the decision has expired.
+        #[arg(long)]
+        check_expiry: bool,
+    },
     /// Resolve a run's interaction policy from its context and print it: the
     /// mode, whether a human may be asked, and the agent's guidance.
     Interaction {
@@ -186,6 +205,12 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
             verbose,
         } => test(&component, &vectors, config.as_deref(), &limits, verbose),
         Command::Inspect { component, json } => inspect(&component, json),
+        Command::Keygen { out } => keygen(&out),
+        Command::VerifyDecision {
+            key,
+            file,
+            check_expiry,
+        } => verify_decision(&key, &file, check_expiry),
         Command::Interaction { context, internal } => interaction(&context, internal),
         Command::Bench {
             scenarios,
@@ -244,6 +269,55 @@ fn check(config: &Config) -> anyhow::Result<ExitCode> {
             l.pool_size,
             p.on_error(),
         );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn keygen(prefix: &Path) -> anyhow::Result<ExitCode> {
+    let key = crate::signing::generate()?;
+    let (private, public) = crate::signing::write_key_pair(&key, prefix)?;
+    println!(
+        "wrote {} (private: keep it secret) and {} (public: give it to verifiers)",
+        private.display(),
+        public.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn verify_decision(key: &Path, file: &str, check_expiry: bool) -> anyhow::Result<ExitCode> {
+    use crate::signing::{DecisionRecord, read_verifying_key, verify};
+    let key = read_verifying_key(key)?;
+    let body = read_request(file)?;
+    let mut value: serde_json::Value =
+        serde_json::from_slice(&body).with_context(|| format!("{file} is not JSON"))?;
+    // `warden eval` output carries the record under `decision_record`.
+    if let Some(record) = value.get_mut("decision_record") {
+        value = record.take();
+    }
+    if !verify(&value, &key)? {
+        println!(
+            "invalid: the signature does not match the record (changed, or signed by another key)"
+        );
+        return Ok(ExitCode::from(1));
+    }
+    let record: DecisionRecord = serde_json::from_value(value)
+        .context("the signature matches, but the record is not a decision record")?;
+    let created = time::OffsetDateTime::parse(
+        &record.created_at,
+        &time::format_description::well_known::Rfc3339,
+    )
+    .with_context(|| format!("created_at '{}' is not RFC 3339", record.created_at))?;
+    let expires = created + time::Duration::seconds(record.expires_in as i64);
+    let expired = time::OffsetDateTime::now_utc() >= expires;
+    println!(
+        "valid: decision {} ({}) signed by {}{}",
+        record.decision_id,
+        record.verdict,
+        record.kid,
+        if expired { "; expired" } else { "" }
+    );
+    if expired && check_expiry {
+        return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -15,6 +15,13 @@ use crate::policy::triage::TriageConfig;
 /// The embedded default configuration: the shipped providers on sensible settings.
 pub const DEFAULT_CONFIG: &str = include_str!("../../examples/warden.yaml");
 
+/// The files the embedded default names in `config_files`, embedded with it so
+/// that it works from any directory.
+const DEFAULT_CONFIG_FILES: &[(&str, &str)] = &[(
+    "passport.json",
+    include_str!("../../examples/passport.json"),
+)];
+
 /// The data directory when the configuration names none.
 pub const DEFAULT_DATA_DIR: &str = ".warden";
 
@@ -39,12 +46,32 @@ pub struct Config {
     /// this file. Default: `.warden` in the working directory.
     #[serde(default)]
     pub data_dir: Option<PathBuf>,
+    /// Sign every decision with this key (see `warden keygen`). Absent: no records.
+    #[serde(default)]
+    pub signing: Option<SigningConfig>,
     /// Where relative paths in this file are resolved: the file's directory.
     #[serde(skip)]
     pub base_dir: PathBuf,
     /// The file this was read from, for messages (`<embedded>` for the default).
     #[serde(skip)]
     pub source: String,
+}
+
+/// `signing:`: the host signs decision records with an Ed25519 key.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SigningConfig {
+    /// The private key, PKCS#8 PEM (relative to this file).
+    pub key: PathBuf,
+    /// The key id written into every record, e.g. `oap:owner:example.com:warden-1`.
+    pub kid: String,
+    /// Seconds a decision may be relied on after it was made.
+    #[serde(default = "default_expires_in")]
+    pub expires_in: u64,
+}
+
+fn default_expires_in() -> u64 {
+    300
 }
 
 /// The `guardrails:` block, close to DeerFlow's.
@@ -96,6 +123,11 @@ pub struct ProviderSpec {
     /// Passed to the provider's `configure` as JSON.
     #[serde(default = "empty_object")]
     pub config: Value,
+    /// Files (JSON, or YAML for any other extension; relative to this file)
+    /// read whenever the provider is loaded, so on every reload, and put
+    /// into `config` under their key: `{passport: passport.json}`.
+    #[serde(default)]
+    pub config_files: std::collections::BTreeMap<String, PathBuf>,
     #[serde(default)]
     pub limits: Limits,
     /// What this provider's failures mean: `deny` or `allow` (fail open, for
@@ -123,6 +155,55 @@ pub enum Role {
 
 fn empty_object() -> Value {
     Value::Object(Default::default())
+}
+
+/// The largest file `config_files` may name.
+pub const MAX_CONFIG_FILE_BYTES: u64 = 4 << 20;
+
+/// Why a provider's config file could not be used.
+#[derive(Debug, thiserror::Error)]
+#[error("config_files.{key}: {path}: {message}")]
+pub struct ConfigFileError {
+    pub key: String,
+    pub path: String,
+    pub message: String,
+}
+
+impl ProviderSpec {
+    /// The provider's configuration with every `config_files` entry read
+    /// (relative to `base_dir`) and put in under its key.
+    pub fn resolved_config(&self, base_dir: &Path) -> Result<Value, ConfigFileError> {
+        let mut config = self.config.clone();
+        for (key, file) in &self.config_files {
+            let path = base_dir.join(file);
+            let error = |message: String| ConfigFileError {
+                key: key.clone(),
+                path: path.display().to_string(),
+                message,
+            };
+            let size = std::fs::metadata(&path)
+                .map_err(|e| error(e.to_string()))?
+                .len();
+            if size > MAX_CONFIG_FILE_BYTES {
+                return Err(error(format!(
+                    "{size} bytes; the limit is {MAX_CONFIG_FILE_BYTES}"
+                )));
+            }
+            let text = std::fs::read_to_string(&path).map_err(|e| error(e.to_string()))?;
+            let json = path
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+            let value: Value = if json {
+                serde_json::from_str(&text).map_err(|e| error(format!("invalid JSON: {e}")))?
+            } else {
+                serde_norway::from_str(&text).map_err(|e| error(format!("invalid YAML: {e}")))?
+            };
+            if let Value::Object(map) = &mut config {
+                map.insert(key.clone(), value);
+            }
+        }
+        Ok(config)
+    }
 }
 
 /// What a provider's failure becomes.
@@ -224,8 +305,21 @@ impl Config {
 
     /// The embedded default configuration (shipped providers only).
     pub fn embedded() -> Config {
-        Config::parse(DEFAULT_CONFIG, "<embedded>", PathBuf::from("."))
-            .expect("the embedded default configuration is valid")
+        let mut config = Config::parse(DEFAULT_CONFIG, "<embedded>", PathBuf::from("."))
+            .expect("the embedded default configuration is valid");
+        for provider in &mut config.guardrails.providers {
+            for (key, file) in std::mem::take(&mut provider.config_files) {
+                let (_, text) = DEFAULT_CONFIG_FILES
+                    .iter()
+                    .find(|(name, _)| Path::new(name) == file)
+                    .expect("the embedded default names only embedded files");
+                let value: Value = serde_json::from_str(text).expect("embedded files are JSON");
+                if let Value::Object(map) = &mut provider.config {
+                    map.insert(key, value);
+                }
+            }
+        }
+        config
     }
 
     /// Parses and validates configuration text; `file` names it in errors and
@@ -268,6 +362,20 @@ impl Config {
 
     /// Checks what the types alone cannot: names, pins, ranges and rules.
     fn validate(&self) -> Result<(), ConfigError> {
+        if let Some(signing) = &self.signing {
+            if signing.kid.trim().is_empty() {
+                return Err(self.invalid("signing.kid".into(), "must not be empty"));
+            }
+            if !(1..=30 * 86_400).contains(&signing.expires_in) {
+                return Err(self.invalid(
+                    "signing.expires_in".into(),
+                    format!(
+                        "{} is out of range 1..=2592000 (seconds)",
+                        signing.expires_in
+                    ),
+                ));
+            }
+        }
         if let Some(permissions) = &self.permissions {
             PermissionEngine::new(permissions)
                 .map_err(|(at, message)| self.invalid(format!("permissions.{at}"), message))?;
@@ -322,6 +430,19 @@ impl Config {
             }
             if !p.config.is_object() {
                 return Err(self.invalid(at("config"), "must be a mapping"));
+            }
+            for key in p.config_files.keys() {
+                if key.is_empty() {
+                    return Err(self.invalid(at("config_files"), "a key must not be empty"));
+                }
+                if p.config.get(key).is_some() {
+                    return Err(self.invalid(
+                        at(&format!("config_files.{key}")),
+                        format!(
+                            "`config` already has '{key}': give it inline or as a file, not both"
+                        ),
+                    ));
+                }
             }
             p.limits.check().map_err(|(field, message)| {
                 self.invalid(at(&format!("limits.{field}")), message)

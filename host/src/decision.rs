@@ -114,8 +114,9 @@ pub struct StageOpinion {
 }
 
 /// Combines stage opinions: the strictest verdict wins; the reasons are those of
-/// every stage that reached that verdict (in order, without repeats), the policy
-/// id and metadata those of the first such stage that gave a reason. A deny or ask without any
+/// every stage that reached that verdict (in order, without repeats); the policy
+/// id that of the first such stage that gave a reason (or else the first named);
+/// the metadata that of all of them, the earliest winning a shared key. A deny or ask without any
 /// reason gets `oap.denied`. No opinions at all is an allow.
 pub fn combine(opinions: &[StageOpinion]) -> (Decision, Option<String>) {
     let Some(verdict) = opinions.iter().map(|o| o.decision.verdict).max() else {
@@ -135,16 +136,29 @@ pub fn combine(opinions: &[StageOpinion]) -> (Decision, Option<String>) {
         reasons.push(Reason::new(codes::DENIED, "blocked by guardrail policy"));
     }
     // The stage that speaks for the decision: the first with the final verdict
-    // that gave a reason (a silent allow has nothing to say).
+    // that gave a reason (a silent allow has nothing to say). The policy id is
+    // the first any such stage names, and the metadata all of theirs (the
+    // speaking stage's first, then the others' in order, the first to set a key
+    // winning it), so that an allow by several stages keeps what each recorded.
     let first = deciding
         .iter()
         .find(|o| !o.decision.reasons.is_empty())
         .unwrap_or(&deciding[0]);
+    let mut metadata = first.decision.metadata.clone();
+    for other in &deciding {
+        for (key, value) in &other.decision.metadata {
+            metadata.entry(key.clone()).or_insert_with(|| value.clone());
+        }
+    }
     let decision = Decision {
         verdict,
         reasons,
-        policy_id: first.decision.policy_id.clone(),
-        metadata: first.decision.metadata.clone(),
+        policy_id: first
+            .decision
+            .policy_id
+            .clone()
+            .or_else(|| deciding.iter().find_map(|o| o.decision.policy_id.clone())),
+        metadata,
     };
     (decision, Some(first.stage.clone()))
 }
@@ -199,6 +213,23 @@ mod tests {
         ]);
         assert_eq!(by.as_deref(), Some("p"));
         assert_eq!(d.policy_id.as_deref(), Some("p.v1"));
+    }
+
+    #[test]
+    fn an_allow_by_several_stages_keeps_what_each_recorded() {
+        let (d, _) = combine(&[
+            opinion("a", Decision::allow("oap.allowed", "").with_meta("k", "a")),
+            opinion(
+                "b",
+                Decision::allow("oap.allowed", "")
+                    .with_policy("p.b")
+                    .with_meta("k", "b")
+                    .with_meta("passport_id", "pp"),
+            ),
+        ]);
+        assert_eq!(d.policy_id.as_deref(), Some("p.b"));
+        assert_eq!(d.metadata["k"], "a");
+        assert_eq!(d.metadata["passport_id"], "pp");
     }
 
     #[test]

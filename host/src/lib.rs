@@ -30,6 +30,7 @@ pub mod provider;
 pub mod registry;
 pub mod request;
 pub mod scaffold;
+pub mod signing;
 pub mod vectors;
 
 pub use approval::{ApprovalError, ApprovalGate};

@@ -17,6 +17,7 @@ use crate::policy::triage::ClassifierReport;
 use crate::provider::{GuestCall, GuestInteractionMode, LoadError};
 use crate::registry::{Registry, Snapshot};
 use crate::request::{Caller, RequestError, ToolCall};
+use crate::signing::{DecisionRecord, RecordFacts};
 
 /// The reason code added when a caller sent internal-only context keys.
 pub const CONTEXT_KEYS_DROPPED: &str = "warden.context_keys_dropped";
@@ -44,6 +45,9 @@ pub struct Evaluation {
     pub interaction_mode: InteractionMode,
     /// What every stage that ran said, in order.
     pub stages: Vec<StageReport>,
+    /// The signed decision record, when the configuration names a signing key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decision_record: Option<DecisionRecord>,
     /// The provider set that judged the call.
     pub generation: u64,
     pub duration_us: u64,
@@ -155,9 +159,10 @@ pub fn evaluate(
     }
 
     // The providers, in order; a deny ends the chain.
-    if worst != Verdict::Deny && snapshot.guardrails.enabled {
+    let providers = snapshot.providers.providers();
+    if worst != Verdict::Deny && snapshot.guardrails.enabled && !providers.is_empty() {
         let guest_call = guest_call(snapshot, call, interaction.mode);
-        for provider in snapshot.providers.providers() {
+        for provider in providers {
             let t = Instant::now();
             let (decision, extra) = match provider.evaluate(&guest_call) {
                 Ok(opinion) => (
@@ -229,6 +234,25 @@ pub fn evaluate(
     if let Some(message) = interaction.dropped_keys_message() {
         reasons.push(Reason::new(CONTEXT_KEYS_DROPPED, message));
     }
+    let decision_record = snapshot.signer.as_ref().map(|signer| {
+        signer.sign(RecordFacts {
+            policy_id: decision.policy_id.clone(),
+            agent_id: snapshot
+                .guardrails
+                .passport
+                .clone()
+                .or_else(|| call.context.agent_id.clone()),
+            passport: opinions
+                .iter()
+                .map(|o| &o.decision.metadata)
+                .find(|m| m.contains_key("passport_digest")),
+            verdict,
+            reasons: reasons.clone(),
+            tool_name: &call.tool_name,
+            tool_input: &call.tool_input,
+            tool_call_id: call.tool_call_id.clone(),
+        })
+    });
     Ok(Evaluation {
         verdict,
         allow: verdict == Verdict::Allow,
@@ -238,6 +262,7 @@ pub fn evaluate(
         decided_by,
         interaction_mode: interaction.mode,
         stages,
+        decision_record,
         generation: snapshot.providers.generation(),
         duration_us: micros(started),
     })

@@ -14,6 +14,7 @@ use crate::config::{Config, Guardrails, Role};
 use crate::policy::permissions::PermissionEngine;
 use crate::policy::triage::Triage;
 use crate::provider::{Classifier, LoadError, Provider};
+use crate::signing::Signer;
 
 /// Numbers provider sets in the order they were loaded, process-wide.
 static GENERATIONS: AtomicU64 = AtomicU64::new(1);
@@ -80,6 +81,8 @@ pub struct Snapshot {
     pub permissions: PermissionEngine,
     pub triage: Triage,
     pub providers: ProviderSet,
+    /// Signs decision records, when the configuration names a key.
+    pub signer: Option<Arc<Signer>>,
     /// `hitl_approval`, compiled: which calls need a human.
     pub approval_list: ApprovalList,
 }
@@ -102,6 +105,14 @@ impl Snapshot {
     }
 
     pub fn load(config: &Config) -> Result<Snapshot, LoadError> {
+        let signer = match &config.signing {
+            Some(s) => Some(Arc::new(Signer::load(
+                &config.base_dir.join(&s.key),
+                &s.kid,
+                s.expires_in,
+            )?)),
+            None => None,
+        };
         let permissions = match &config.permissions {
             // Validated with the config: a failure here is a programming error,
             // and still refuses the load.
@@ -128,6 +139,7 @@ impl Snapshot {
             permissions,
             triage: Triage::new(&config.triage, classifier),
             providers: ProviderSet::load(config)?,
+            signer,
             approval_list: ApprovalList::new(&config.hitl_approval),
         })
     }

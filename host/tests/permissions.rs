@@ -403,3 +403,13 @@ fn nothing_a_provider_says_loosens_a_native_deny() {
         "a native deny ends the chain"
     );
 }
+
+#[test]
+fn a_sensitive_path_inside_a_command_is_named_not_the_whole_command() {
+    let e = judge(&engine(ALLOW_ALL), "bash", cmd("echo $(cat ~/.ssh/id_rsa)"));
+    assert_eq!(e.verdict, Verdict::Deny);
+    assert!(
+        e.reasons[0].message.starts_with("'/home/u/.ssh/id_rsa'"),
+        "{e:?}"
+    );
+}

@@ -100,9 +100,13 @@ impl CanonicalCall {
             cwd_key: OnceLock::new(),
         };
         let input = &call.tool_input;
-        canonical.scan_strings(input, None);
+        // A shell command is analysed as a command line, not read as a path.
+        let command = (kind == ToolKind::Shell)
+            .then(|| shell_command(input))
+            .flatten();
+        canonical.scan_strings(input, None, command);
         match kind {
-            ToolKind::Shell => match shell_command(input) {
+            ToolKind::Shell => match command {
                 Some(command) => canonical.analyse_shell(command),
                 None => canonical
                     .opaque
@@ -147,19 +151,42 @@ impl CanonicalCall {
     }
 
     fn add_path(&mut self, raw: &str) {
-        let path = self.canonical_path(raw);
+        // A bare name (`id_rsa`, `status`) is a file in the working directory:
+        // no need to parse the working directory again for each one.
+        let bare = !raw.is_empty()
+            && !raw.contains('/')
+            && !raw.starts_with(['~', '$'])
+            && raw != "."
+            && raw != "..";
+        let path = if bare {
+            let cwd = self.cwd_key();
+            let name = paths::comparison_form(raw);
+            let mut path = String::with_capacity(cwd.len() + 1 + name.len());
+            path.push_str(cwd);
+            if !cwd.ends_with('/') {
+                path.push('/');
+            }
+            path.push_str(&name);
+            path
+        } else {
+            self.canonical_path(raw)
+        };
         if !self.paths.contains(&path) {
             self.paths.push(path);
         }
     }
 
     /// Walks every string in the arguments: suspicious characters anywhere,
-    /// and path-like strings (or any string under a path key).
-    fn scan_strings(&mut self, value: &Value, key: Option<&str>) {
+    /// and path-like strings (or any string under a path key), except the
+    /// shell command itself.
+    fn scan_strings(&mut self, value: &Value, key: Option<&str>, command: Option<&str>) {
         match value {
             Value::String(s) => {
                 if let Some(found) = paths::find_suspicious(s) {
                     self.suspicious.push(describe(found, key));
+                }
+                if command.is_some_and(|c| std::ptr::eq(c, s.as_str())) {
+                    return;
                 }
                 if key.is_some_and(|k| PATH_KEYS.contains(&k)) {
                     self.add_path(s);
@@ -167,14 +194,16 @@ impl CanonicalCall {
                     self.add_path(path);
                 }
             }
-            Value::Array(items) => items.iter().for_each(|v| self.scan_strings(v, key)),
+            Value::Array(items) => items
+                .iter()
+                .for_each(|v| self.scan_strings(v, key, command)),
             Value::Object(map) => {
                 for (k, v) in map {
                     if let Some(found) = paths::find_suspicious(k) {
                         self.suspicious
                             .push(describe(found, Some("an argument's key")));
                     }
-                    self.scan_strings(v, Some(k));
+                    self.scan_strings(v, Some(k), command);
                 }
             }
             _ => {}

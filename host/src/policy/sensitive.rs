@@ -137,36 +137,38 @@ impl SensitivePaths {
     /// The pattern a path in comparison form matches, if any (the one that
     /// matches earliest in the path).
     pub fn matching(&self, path: &str) -> Option<&str> {
-        let mut offset = 0;
+        let mut start = 0;
         for component in path.split('/') {
-            let start = offset;
-            offset += component.len() + 1;
+            let at = start;
+            start += component.len() + 1;
             let Some(&first) = component.as_bytes().first() else {
                 continue;
             };
-            let found = self.by_first_byte[first as usize]
-                .iter()
-                .chain(&self.any_first_byte)
-                .map(|&i| &self.patterns[i])
-                .find(|p| match p.parts.as_slice() {
-                    [only] => only.matches(component),
-                    parts => {
-                        let rest = path[start..].split('/').filter(|c| !c.is_empty());
-                        let mut matched = 0;
-                        for (part, c) in parts.iter().zip(rest) {
-                            if !part.matches(c) {
-                                break;
-                            }
-                            matched += 1;
-                        }
-                        matched == parts.len()
-                    }
-                });
-            if let Some(pattern) = found {
-                return Some(&pattern.text);
+            let candidates = [&self.by_first_byte[first as usize], &self.any_first_byte];
+            for &i in candidates.into_iter().flatten() {
+                let pattern = &self.patterns[i];
+                if pattern.matches_at(component, &path[at..]) {
+                    return Some(&pattern.text);
+                }
             }
         }
         None
+    }
+}
+
+impl Compiled {
+    /// Whether the pattern matches starting at `component`, the first
+    /// component of `rest` (the path from there on).
+    fn matches_at(&self, component: &str, rest: &str) -> bool {
+        match self.parts.as_slice() {
+            [only] => only.matches(component),
+            parts => {
+                let mut components = rest.split('/').filter(|c| !c.is_empty());
+                parts
+                    .iter()
+                    .all(|part| components.next().is_some_and(|c| part.matches(c)))
+            }
+        }
     }
 }
 

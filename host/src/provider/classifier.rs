@@ -102,6 +102,12 @@ impl Classifier {
         base_dir: &Path,
         artifacts: Option<&ArtifactCache>,
     ) -> Result<Classifier, LoadError> {
+        let config = spec
+            .resolved_config(base_dir)
+            .map_err(|source| LoadError::ConfigFile {
+                provider: spec.name.clone(),
+                source,
+            })?;
         let (component, compiled) = load_component(
             &spec.name,
             &spec.wasm,
@@ -115,7 +121,7 @@ impl Classifier {
             &compiled.component,
             spec.limits,
             spec.instance,
-            spec.config.to_string(),
+            config.to_string(),
         )?;
         Ok(Classifier {
             name: spec.name.clone(),

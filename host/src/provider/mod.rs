@@ -92,6 +92,13 @@ pub enum LoadError {
     Link { provider: String, message: String },
     #[error("provider '{provider}': configure failed: {message}")]
     Configure { provider: String, message: String },
+    #[error("signing: {0}")]
+    Signing(#[from] crate::signing::SigningError),
+    #[error("provider '{provider}': {source}")]
+    ConfigFile {
+        provider: String,
+        source: crate::config::ConfigFileError,
+    },
     #[error("{message}")]
     Policy { message: String },
 }
@@ -393,6 +400,12 @@ impl Provider {
         fail_closed: bool,
         artifacts: Option<&ArtifactCache>,
     ) -> Result<Provider, LoadError> {
+        let config = spec
+            .resolved_config(base_dir)
+            .map_err(|source| LoadError::ConfigFile {
+                provider: spec.name.clone(),
+                source,
+            })?;
         let (component, compiled) = load_component(
             &spec.name,
             &spec.wasm,
@@ -406,7 +419,7 @@ impl Provider {
             &compiled.component,
             spec.limits,
             spec.instance,
-            spec.config.to_string(),
+            config.to_string(),
         )?;
         let on_error = spec.on_error.unwrap_or(if fail_closed {
             OnError::Deny

@@ -292,7 +292,8 @@ pub fn analyze(src: &str) -> Analysis {
         out: Analysis::default(),
     };
     match syntax::parse(src) {
-        Ok(script) => {
+        Ok(mut script) => {
+            let heredocs = std::mem::take(&mut script.heredocs);
             let ctx = Ctx {
                 origin: Origin::TopLevel,
                 parent: None,
@@ -301,7 +302,7 @@ pub fn analyze(src: &str) -> Analysis {
                 reparse: 0,
                 timed: false,
             };
-            flattener.list(&script.list, &script, src, &ctx);
+            flattener.list(&mut script.list, &heredocs, src, &ctx);
         }
         Err(e) => flattener.out.error = Some(e),
     }
@@ -345,12 +346,14 @@ struct Flattener {
 }
 
 impl Flattener {
-    fn list(&mut self, list: &List, script: &Script, src: &str, ctx: &Ctx) {
-        for item in &list.items {
+    // The flattener takes the parsed words' text (`&mut`, `mem::take`)
+    // rather than copying it: allocation is most of the cost of an analysis.
+    fn list(&mut self, list: &mut List, heredocs: &[Word], src: &str, ctx: &Ctx) {
+        for item in &mut list.items {
             let start = self.out.commands.len();
-            self.pipeline(&item.first, script, src, ctx);
-            for (_, pipeline) in &item.rest {
-                self.pipeline(pipeline, script, src, ctx);
+            self.pipeline(&mut item.first, heredocs, src, ctx);
+            for (_, pipeline) in &mut item.rest {
+                self.pipeline(pipeline, heredocs, src, ctx);
             }
             if item.background {
                 for command in &mut self.out.commands[start..] {
@@ -360,16 +363,17 @@ impl Flattener {
         }
     }
 
-    fn pipeline(&mut self, pipeline: &Pipeline, script: &Script, src: &str, ctx: &Ctx) {
+    fn pipeline(&mut self, pipeline: &mut Pipeline, heredocs: &[Word], src: &str, ctx: &Ctx) {
         let mut stdin = ctx.stdin.clone();
-        for node in &pipeline.commands {
+        let timed = ctx.timed || pipeline.timed;
+        for node in &mut pipeline.commands {
             let start = self.out.commands.len();
             let stage = Ctx {
                 stdin: std::mem::take(&mut stdin),
-                timed: ctx.timed || pipeline.timed,
+                timed,
                 ..ctx.clone()
             };
-            self.node(node, script, src, &stage);
+            self.node(node, heredocs, src, &stage);
             // The next stage reads what this stage's commands write (not what
             // their substitutions capture).
             stdin = (start..self.out.commands.len())
@@ -378,21 +382,21 @@ impl Flattener {
         }
     }
 
-    fn node(&mut self, node: &Node, script: &Script, src: &str, ctx: &Ctx) {
+    fn node(&mut self, node: &mut Node, heredocs: &[Word], src: &str, ctx: &Ctx) {
         match node {
-            Node::Simple(simple) => self.simple(simple, script, src, ctx),
+            Node::Simple(simple) => self.simple(simple, heredocs, src, ctx),
             Node::Compound(compound) => {
                 let start = self.out.commands.len();
-                for word in &compound.words {
-                    self.substitutions(&word.parts, src, ctx);
+                for word in &mut compound.words {
+                    self.substitutions(&mut word.parts, src, ctx);
                 }
                 let inner = match compound.kind {
                     CompoundKind::Subshell => ctx.with_origin(Origin::Subshell),
                     CompoundKind::Function(_) => ctx.with_origin(Origin::Function),
                     _ => ctx.clone(),
                 };
-                for body in &compound.bodies {
-                    self.list(body, script, src, &inner);
+                for body in &mut compound.bodies {
+                    self.list(body, heredocs, src, &inner);
                 }
                 if let CompoundKind::Function(name) = &compound.kind {
                     self.out.functions.push(Function {
@@ -402,8 +406,8 @@ impl Flattener {
                 }
                 let redirects: Vec<Redirection> = compound
                     .redirects
-                    .iter()
-                    .map(|r| self.redirection(r, script, src, ctx))
+                    .iter_mut()
+                    .map(|r| self.redirection(r, heredocs, src, ctx))
                     .collect();
                 if !redirects.is_empty() {
                     for command in &mut self.out.commands[start..] {
@@ -414,35 +418,41 @@ impl Flattener {
         }
     }
 
-    fn simple(&mut self, simple: &syntax::SimpleCommand, script: &Script, src: &str, ctx: &Ctx) {
+    fn simple(
+        &mut self,
+        simple: &mut syntax::SimpleCommand,
+        heredocs: &[Word],
+        src: &str,
+        ctx: &Ctx,
+    ) {
         let mut assignments = Vec::new();
-        for a in &simple.assignments {
-            for word in &a.value {
-                self.substitutions(&word.parts, src, ctx);
+        for a in &mut simple.assignments {
+            for word in &mut a.value {
+                self.substitutions(&mut word.parts, src, ctx);
             }
-            let value = match a.value.as_slice() {
-                [word] => self.arg(word),
+            let value = match a.value.as_mut_slice() {
+                [word] => self.arg(std::mem::take(word)),
                 words => Arg {
                     value: words.iter().map(Word::text).collect::<Vec<_>>().join(" "),
                     literal: words.iter().all(|w| !w.has_expansion()),
                     glob: false,
                 },
             };
-            assignments.push((a.name.clone(), value));
+            assignments.push((std::mem::take(&mut a.name), value));
         }
         let mut argv: Vec<Arg> = Vec::with_capacity(simple.words.len());
         let mut written = String::new();
-        for (k, word) in simple.words.iter().enumerate() {
-            self.substitutions(&word.parts, src, ctx);
+        for (k, word) in simple.words.iter_mut().enumerate() {
+            self.substitutions(&mut word.parts, src, ctx);
             if k == 0 {
                 written = src.get(word.span.0..word.span.1).unwrap_or("").to_string();
             }
-            self.expand_word(word, &mut argv);
+            self.expand_word(std::mem::take(word), &mut argv);
         }
         let redirects: Vec<Redirection> = simple
             .redirects
-            .iter()
-            .map(|r| self.redirection(r, script, src, ctx))
+            .iter_mut()
+            .map(|r| self.redirection(r, heredocs, src, ctx))
             .collect();
         let mut wrappers = Vec::new();
         if ctx.timed {
@@ -452,44 +462,47 @@ impl Flattener {
     }
 
     /// A word as arguments: literal words go through brace expansion.
-    fn expand_word(&mut self, word: &Word, argv: &mut Vec<Arg>) {
-        let arg = self.arg(word);
+    fn expand_word(&mut self, word: Word, argv: &mut Vec<Arg>) {
         let braces_possible = word
             .parts
             .iter()
             .any(|p| matches!(p, Part::Literal(s) if s.contains('{')));
-        if arg.literal && braces_possible {
-            let mask = word.unquoted_mask();
-            if braces::has_braces(&mask) {
-                match braces::expand(&mask) {
-                    Some(words) => {
-                        argv.extend(words.into_iter().map(|value| Arg {
-                            value,
-                            literal: true,
-                            glob: arg.glob,
-                        }));
-                    }
-                    None => argv.push(Arg {
-                        literal: false,
-                        ..arg
-                    }),
+        let mask = if braces_possible && !word.has_expansion() {
+            word.unquoted_mask()
+        } else {
+            Vec::new()
+        };
+        let arg = self.arg(word);
+        if arg.literal && braces_possible && braces::has_braces(&mask) {
+            match braces::expand(&mask) {
+                Some(words) => {
+                    argv.extend(words.into_iter().map(|value| Arg {
+                        value,
+                        literal: true,
+                        glob: arg.glob,
+                    }));
                 }
-                return;
+                None => argv.push(Arg {
+                    literal: false,
+                    ..arg
+                }),
             }
+            return;
         }
         argv.push(arg);
     }
 
-    fn arg(&mut self, word: &Word) -> Arg {
-        let (value, literal) = match word.literal() {
-            Some(v) => (v, true),
-            None => (word.text(), false),
+    fn arg(&mut self, word: Word) -> Arg {
+        let glob = word.has_glob();
+        let (value, literal) = match word.into_literal() {
+            Ok(v) => (v, true),
+            Err(word) => (word.text(), false),
         };
         self.network(&value);
         Arg {
             value,
             literal,
-            glob: word.has_glob(),
+            glob,
         }
     }
 
@@ -503,19 +516,22 @@ impl Flattener {
 
     fn redirection(
         &mut self,
-        r: &syntax::Redirect,
-        script: &Script,
+        r: &mut syntax::Redirect,
+        heredocs: &[Word],
         src: &str,
         ctx: &Ctx,
     ) -> Redirection {
-        let target = match &r.target {
+        let target = match &mut r.target {
             Target::Word(word) => {
-                self.substitutions(&word.parts, src, ctx);
-                self.arg(word)
+                self.substitutions(&mut word.parts, src, ctx);
+                self.arg(std::mem::take(word))
             }
-            Target::HereDoc(slot) => match script.heredocs.get(*slot) {
+            Target::HereDoc(slot) => match heredocs.get(*slot) {
                 Some(body) => {
-                    self.substitutions(&body.parts, src, ctx);
+                    if body.has_expansion() {
+                        let mut parts = body.parts.clone();
+                        self.substitutions(&mut parts, src, ctx);
+                    }
                     Arg {
                         value: body.text(),
                         literal: !body.has_expansion(),
@@ -537,7 +553,7 @@ impl Flattener {
     }
 
     /// Flattens the substitutions inside a word's parts.
-    fn substitutions(&mut self, parts: &[Part], src: &str, ctx: &Ctx) {
+    fn substitutions(&mut self, parts: &mut [Part], src: &str, ctx: &Ctx) {
         for part in parts {
             match part {
                 Part::CommandSubst(inner) => {
@@ -559,9 +575,11 @@ impl Flattener {
 
     /// A substitution's script, whose spans refer to the enclosing text
     /// unless it carries its own.
-    fn nested_script(&mut self, inner: &Script, src: &str, ctx: &Ctx) {
-        let src = inner.source.as_deref().unwrap_or(src);
-        self.list(&inner.list, inner, src, ctx);
+    fn nested_script(&mut self, inner: &mut Script, src: &str, ctx: &Ctx) {
+        let heredocs = std::mem::take(&mut inner.heredocs);
+        let source = inner.source.take();
+        let src = source.as_deref().unwrap_or(src);
+        self.list(&mut inner.list, &heredocs, src, ctx);
     }
 
     /// Records one command from its words: sees through wrappers, then follows
@@ -811,7 +829,10 @@ impl Flattener {
             return;
         }
         match syntax::parse(&text.value) {
-            Ok(script) => self.list(&script.list, &script, &text.value, ctx),
+            Ok(mut script) => {
+                let heredocs = std::mem::take(&mut script.heredocs);
+                self.list(&mut script.list, &heredocs, &text.value, ctx);
+            }
             Err(e) => self.out.opaque.push(Opaque {
                 kind: OpaqueKind::Unparseable,
                 text: format!("{}: {e}", text.value),

@@ -226,6 +226,25 @@ impl Word {
         Some(out)
     }
 
+    /// The word's value after quote removal, when it has no expansion, taking
+    /// the text rather than copying it; the word itself otherwise.
+    pub fn into_literal(self) -> Result<String, Word> {
+        if self.has_expansion() {
+            return Err(self);
+        }
+        let mut out = String::new();
+        for part in self.parts {
+            if let Part::Literal(s) | Part::Quoted(s) = part {
+                if out.is_empty() {
+                    out = s;
+                } else {
+                    out.push_str(&s);
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// The word's text after quote removal, with `${NAME}` for a parameter and
     /// `$(…)` for a command substitution: what is known about it.
     pub fn text(&self) -> String {

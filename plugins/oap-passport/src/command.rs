@@ -1,0 +1,514 @@
+//! `system.command.execute`: the command is parsed with the shared shell
+//! analysis and every simple command it would run is judged, in this order:
+//! the timeout limit, always-dangerous operations, injection (substitutions,
+//! `eval` or `-c` of computed text), `allowed_commands`, `blocked_env_vars`,
+//! `blocked_patterns`.
+
+use serde_json::{Map, Value};
+use warden_analysis::glob::Glob;
+use warden_analysis::path::canonicalize;
+use warden_analysis::shell::{Analysis, Command, FlagSet, OpaqueKind, Origin, analyze};
+
+use crate::passport::Limits;
+use crate::{Check, deny};
+
+/// Wrappers that change who runs the command: they must be allowed themselves.
+const PRIVILEGED: &[&str] = &["sudo", "doas", "pkexec", "chroot"];
+/// Programs that run code they read.
+const INTERPRETERS: &[&str] = &[
+    "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "python", "perl", "ruby", "node",
+    "nodejs", "php", "lua", "tclsh", "source", ".",
+];
+/// Programs that fetch from the network.
+const DOWNLOADERS: &[&str] = &[
+    "curl", "wget", "fetch", "aria2c", "http", "https", "xh", "nc", "ncat", "netcat", "socat",
+];
+
+/// The command limits of a passport, compiled.
+#[derive(Debug, Default)]
+pub struct CommandPolicy {
+    /// `None`: no allowlist (absent, empty, or containing `*`).
+    allowed: Option<Vec<Vec<String>>>,
+    blocked: Vec<Blocked>,
+    blocked_env: Vec<String>,
+    max_execution_time: Option<f64>,
+}
+
+/// One `blocked_patterns` entry.
+#[derive(Debug)]
+struct Blocked {
+    /// As given, for messages.
+    text: String,
+    /// Its lower-cased words, matched as a phrase of a command's words.
+    words: Vec<String>,
+    /// When the pattern is itself a command: matched by program, flags (in
+    /// every spelling) and operands.
+    command: Option<PatternCommand>,
+}
+
+#[derive(Debug)]
+struct PatternCommand {
+    program: String,
+    flags: FlagSet,
+    operands: Vec<Glob>,
+}
+
+impl CommandPolicy {
+    pub fn compile(limits: Option<&Limits>) -> Result<CommandPolicy, String> {
+        let Some(limits) = limits else {
+            return Ok(CommandPolicy::default());
+        };
+        let at = "passport.limits.system.command.execute";
+        let allowed = match &limits.allowed_commands {
+            Some(list) if !list.is_empty() && !list.iter().any(|e| e.trim() == "*") => {
+                let mut entries = Vec::new();
+                for (i, entry) in list.iter().enumerate() {
+                    let words: Vec<String> = entry.split_whitespace().map(str::to_string).collect();
+                    if words.is_empty() {
+                        return Err(format!("{at}.allowed_commands[{i}]: must not be empty"));
+                    }
+                    entries.push(words);
+                }
+                Some(entries)
+            }
+            _ => None,
+        };
+        let mut blocked = Vec::new();
+        for (i, pattern) in limits.blocked_patterns.iter().flatten().enumerate() {
+            blocked.push(
+                Blocked::compile(pattern)
+                    .map_err(|e| format!("{at}.blocked_patterns[{i}]: {e}"))?,
+            );
+        }
+        if let Some(max) = limits.max_execution_time
+            && !(max.is_finite() && max > 0.0)
+        {
+            return Err(format!(
+                "{at}.max_execution_time: must be a positive number of seconds"
+            ));
+        }
+        Ok(CommandPolicy {
+            allowed,
+            blocked,
+            blocked_env: limits.blocked_env_vars.clone().unwrap_or_default(),
+            max_execution_time: limits.max_execution_time,
+        })
+    }
+}
+
+impl Blocked {
+    fn compile(pattern: &str) -> Result<Blocked, String> {
+        let lower = pattern.to_lowercase();
+        let words: Vec<String> = lower.split_whitespace().map(str::to_string).collect();
+        if words.is_empty() {
+            return Err("the pattern is empty".into());
+        }
+        let analysis = analyze(&lower);
+        let command = match analysis.commands.as_slice() {
+            [c] if !analysis.is_opaque() && c.redirects.is_empty() && c.wrappers.is_empty() => {
+                match c.program.as_deref() {
+                    Some(program) => Some(PatternCommand {
+                        program: program.to_string(),
+                        flags: c.flags(),
+                        operands: c
+                            .operands()
+                            .map(|o| Glob::case_insensitive(&o.value).map_err(|e| e.to_string()))
+                            .collect::<Result<_, _>>()?,
+                    }),
+                    None => None,
+                }
+            }
+            _ => None,
+        };
+        Ok(Blocked {
+            text: pattern.to_string(),
+            words,
+            command,
+        })
+    }
+
+    /// Whether the pattern matches one simple command.
+    fn matches(&self, c: &Command) -> bool {
+        // The words as a phrase: wrappers, program (or the word as written),
+        // arguments; compared in place, without collecting them.
+        let count = c.wrappers.len() + 1 + c.args.len();
+        let n = self.words.len();
+        if n <= count
+            && (0..=count - n).any(|start| {
+                self.words
+                    .iter()
+                    .enumerate()
+                    .all(|(k, w)| eq_lower(word_at(c, start + k), w))
+            })
+        {
+            return true;
+        }
+        let Some(p) = &self.command else { return false };
+        if !c
+            .program
+            .as_deref()
+            .is_some_and(|prog| eq_lower(prog, &p.program))
+        {
+            return false;
+        }
+        // Only now pay for lower-casing: the program is the pattern's.
+        let args: Vec<String> = c.args.iter().map(|a| a.value.to_lowercase()).collect();
+        let flags = FlagSet::of(&p.program, args.iter().map(String::as_str));
+        if !flags.includes(&p.flags) {
+            return false;
+        }
+        let mut options_ended = false;
+        let mut operands = args.iter().filter(|a| {
+            if options_ended {
+                return true;
+            }
+            if *a == "--" {
+                options_ended = true;
+                return false;
+            }
+            !(a.len() > 1 && a.starts_with('-'))
+        });
+        // Every operand of the pattern matches an operand of the command, in order.
+        p.operands
+            .iter()
+            .all(|glob| operands.by_ref().any(|o| glob.matches(o)))
+    }
+}
+
+/// Word `i` of a command: its wrappers, its program (or the word as written),
+/// then its arguments.
+fn word_at(c: &Command, i: usize) -> &str {
+    let w = c.wrappers.len();
+    match i.cmp(&w) {
+        std::cmp::Ordering::Less => &c.wrappers[i],
+        std::cmp::Ordering::Equal => c.program.as_deref().unwrap_or(&c.written),
+        std::cmp::Ordering::Greater => c.args.get(i - w - 1).map_or("", |a| a.value.as_str()),
+    }
+}
+
+/// `text` equals `lower` (already lower-cased) ignoring case.
+fn eq_lower(text: &str, lower: &str) -> bool {
+    if text.is_ascii() {
+        text.eq_ignore_ascii_case(lower)
+    } else {
+        text.to_lowercase() == lower
+    }
+}
+
+/// Judges a command call.
+pub fn check(policy: &CommandPolicy, args: &Map<String, Value>) -> Check {
+    let command = command_text(args)?;
+    if let Some(max) = policy.max_execution_time {
+        let timeout = args.get("timeout").or_else(|| args.get("timeout_seconds"));
+        let Some(timeout) = timeout else {
+            return Err(deny(
+                "oap.missing_required_context",
+                format!(
+                    "the passport limits execution to {max} s: the call must give `timeout` or `timeout_seconds`"
+                ),
+            ));
+        };
+        let seconds = match timeout {
+            Value::Number(n) => n.as_f64(),
+            Value::String(s) => s.trim().parse::<f64>().ok(),
+            _ => None,
+        }
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .ok_or_else(|| {
+            deny(
+                "oap.invalid_tool_arguments",
+                "`timeout` must be a number of seconds",
+            )
+        })?;
+        if seconds > max {
+            return Err(deny(
+                "oap.timeout_exceeded",
+                format!("timeout {seconds} s exceeds the passport's max_execution_time of {max} s"),
+            ));
+        }
+    }
+    let analysis = analyze(command);
+    if let Some(error) = &analysis.error {
+        return Err(deny(
+            "oap.invalid_tool_arguments",
+            format!("the command is not valid shell syntax: {error}"),
+        ));
+    }
+    if let Some(why) = dangerous(&analysis) {
+        return Err(deny("oap.dangerous_operation", why));
+    }
+    if let Some(why) = injection(&analysis) {
+        return Err(deny("oap.command_injection_detected", why));
+    }
+    if let Some(allowed) = &policy.allowed {
+        for c in &analysis.commands {
+            if !permitted(allowed, c) {
+                return Err(deny(
+                    "oap.command_not_allowed",
+                    format!("'{}' is not in allowed_commands", describe(c)),
+                ));
+            }
+        }
+    }
+    if !policy.blocked_env.is_empty() {
+        for c in &analysis.commands {
+            if let Some(name) = env_names(c).find(|n| policy.blocked_env.iter().any(|b| b == n)) {
+                return Err(deny(
+                    "oap.blocked_pattern",
+                    format!("the command sets the blocked environment variable {name}"),
+                ));
+            }
+        }
+    }
+    if !policy.blocked.is_empty() {
+        for c in &analysis.commands {
+            if let Some(pattern) = policy.blocked.iter().find(|p| p.matches(c)) {
+                return Err(deny(
+                    "oap.blocked_pattern",
+                    format!(
+                        "'{}' matches the blocked pattern '{}'",
+                        describe(c),
+                        pattern.text
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The command: `command`, else `cmd`, else `args[0]`; a non-empty string.
+fn command_text(args: &Map<String, Value>) -> Result<&str, crate::Denial> {
+    let value = args.get("command").or_else(|| args.get("cmd")).or_else(|| {
+        args.get("args")
+            .and_then(|a| a.as_array())
+            .and_then(|a| a.first())
+    });
+    match value {
+        Some(Value::String(s)) if !s.trim().is_empty() => Ok(s),
+        Some(Value::String(_)) => Err(deny("oap.invalid_tool_arguments", "the command is empty")),
+        Some(_) => Err(deny(
+            "oap.invalid_tool_arguments",
+            "the command must be a string",
+        )),
+        None => Err(deny(
+            "oap.invalid_tool_arguments",
+            "the call has no command (`command`, `cmd` or `args[0]`)",
+        )),
+    }
+}
+
+fn describe(c: &Command) -> String {
+    let mut words: Vec<&str> = c.wrappers.iter().map(String::as_str).collect();
+    words.push(c.path.as_deref().unwrap_or(&c.written));
+    words.extend(c.args.iter().map(|a| a.value.as_str()));
+    let text = words.join(" ");
+    if text.chars().count() > 80 {
+        let cut: String = text.chars().take(77).collect();
+        format!("{cut}…")
+    } else {
+        text
+    }
+}
+
+/// Whether an `allowed_commands` entry's words are a prefix of the command's.
+fn permitted(allowed: &[Vec<String>], c: &Command) -> bool {
+    if c.program.is_none() && !c.computed {
+        // Only assignments or redirections: nothing runs.
+        return true;
+    }
+    let Some(program) = c.program.as_deref() else {
+        return false;
+    };
+    let path = c.path.as_deref().unwrap_or(program);
+    let privileged: usize = c
+        .wrappers
+        .iter()
+        .filter(|w| PRIVILEGED.contains(&w.as_str()))
+        .count();
+    // Word k: the privileged wrappers, the program, then the arguments; each
+    // as (name, path, literal).
+    let word = |k: usize| -> (&str, &str, bool) {
+        if k < privileged {
+            let w = c
+                .wrappers
+                .iter()
+                .filter(|w| PRIVILEGED.contains(&w.as_str()))
+                .nth(k)
+                .map_or("", String::as_str);
+            (w, w, true)
+        } else if k == privileged {
+            (program, path, true)
+        } else {
+            let a = &c.args[k - privileged - 1];
+            (a.value.as_str(), a.value.as_str(), a.literal)
+        }
+    };
+    let count = privileged + 1 + c.args.len();
+    allowed.iter().any(|entry| {
+        entry.len() <= count
+            && entry.iter().enumerate().all(|(k, e)| {
+                let (name, path, literal) = word(k);
+                literal
+                    && if e.contains('/') {
+                        e == path
+                    } else {
+                        e == name
+                    }
+            })
+    })
+}
+
+/// The environment variables a command sets.
+fn env_names(c: &Command) -> impl Iterator<Item = &str> {
+    let exported = ["export", "declare", "typeset", "readonly", "local"]
+        .iter()
+        .any(|p| c.is(p));
+    c.assignments.iter().map(|(n, _)| n.as_str()).chain(
+        c.args
+            .iter()
+            .filter(move |_| exported)
+            .filter_map(|a| a.value.split_once('=').map(|(n, _)| n)),
+    )
+}
+
+fn is_one_of(c: &Command, programs: &[&str]) -> bool {
+    let Some(p) = c.program.as_deref() else {
+        return false;
+    };
+    programs.iter().any(|&x| {
+        p == x
+            || (p.starts_with(x)
+                && x.len() > 2
+                && p[x.len()..]
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || b == b'.'))
+    })
+}
+
+fn base64_decode(c: &Command) -> bool {
+    let flags = c.flags();
+    (c.is("base64") && (flags.contains("-d") || flags.contains("--decode") || flags.contains("-D")))
+        || (c.is("openssl")
+            && c.args
+                .iter()
+                .any(|a| a.value == "base64" || a.value == "enc")
+            && flags.contains("-d"))
+}
+
+/// The always-dangerous operations, whatever the passport says.
+fn dangerous(a: &Analysis) -> Option<String> {
+    if let Some(path) = a.network_paths.first() {
+        return Some(format!(
+            "'{path}' opens a network connection from the shell"
+        ));
+    }
+    for (i, c) in a.commands.iter().enumerate() {
+        let Some(program) = c.program.as_deref() else {
+            continue;
+        };
+        if program == "rm" {
+            let flags = c.flags();
+            if flags.contains("--recursive")
+                && flags.contains("--force")
+                && let Some(target) = c.operands().find(|o| is_root_or_home(&o.value))
+            {
+                return Some(format!("recursive forced delete of '{}'", target.value));
+            }
+        }
+        if program == "dd"
+            && let Some(input) = c.args.iter().find_map(|a| a.value.strip_prefix("if="))
+            && canonicalize(input, None, None).starts_with("/dev/")
+        {
+            return Some(format!("dd reading the device '{input}'"));
+        }
+        if program.starts_with("mkfs") {
+            return Some(format!("'{program}' creates a file system"));
+        }
+        if is_one_of(c, INTERPRETERS) {
+            let upstream = a.upstream(i);
+            if let Some(&j) = upstream
+                .iter()
+                .find(|&&j| is_one_of(&a.commands[j], DOWNLOADERS))
+            {
+                return Some(format!(
+                    "a download ({}) is piped into an interpreter ({program})",
+                    a.commands[j].program.as_deref().unwrap_or("?")
+                ));
+            }
+            if upstream.iter().any(|&j| base64_decode(&a.commands[j])) {
+                return Some(format!(
+                    "base64-decoded text is piped into an interpreter ({program})"
+                ));
+            }
+            if c.args.iter().any(|arg| !arg.literal)
+                && a.commands
+                    .iter()
+                    .any(|s| substituted(s) && (base64_decode(s) || is_one_of(s, DOWNLOADERS)))
+            {
+                return Some(format!(
+                    "an interpreter ({program}) runs decoded or downloaded text"
+                ));
+            }
+        }
+    }
+    // `sh -c "$(… | base64 -d)"`, `eval "$(… base64 -d)"`: decoded text executed.
+    let executes_computed = a.opaque.iter().any(|o| {
+        matches!(
+            o.kind,
+            OpaqueKind::ComputedShellString
+                | OpaqueKind::ComputedEval
+                | OpaqueKind::ComputedProgram
+        )
+    });
+    if executes_computed
+        && a.commands
+            .iter()
+            .any(|c| substituted(c) && base64_decode(c))
+    {
+        return Some("base64-decoded text is executed".into());
+    }
+    for f in &a.functions {
+        let body = &a.commands[f.commands.clone()];
+        if body
+            .iter()
+            .any(|c| c.is(&f.name) && (c.background || !c.stdin_from.is_empty()))
+        {
+            return Some(format!("fork bomb: function '{}' spawns itself", f.name));
+        }
+    }
+    None
+}
+
+fn substituted(c: &Command) -> bool {
+    matches!(
+        c.origin,
+        Origin::CommandSubstitution | Origin::ProcessSubstitution
+    )
+}
+
+/// `/`, `/*`, `~`, `~/*`, `$HOME` (and the same with extra slashes or dots).
+fn is_root_or_home(operand: &str) -> bool {
+    let text = operand.replace("${HOME}", "~").replace("$HOME", "~");
+    matches!(
+        canonicalize(&text, None, None).as_str(),
+        "/" | "/*" | "~" | "~/*"
+    )
+}
+
+/// Substitutions and command lines that cannot be seen through.
+fn injection(a: &Analysis) -> Option<String> {
+    if a.substitution {
+        return Some("the command uses command or process substitution".into());
+    }
+    a.opaque.iter().find_map(|o| {
+        let what = match o.kind {
+            OpaqueKind::ComputedEval => "eval of computed text",
+            OpaqueKind::ComputedShellString => "a shell running a computed command string",
+            OpaqueKind::Unparseable => "a nested command line that does not parse",
+            OpaqueKind::TooDeep => "command lines nested too deeply to inspect",
+            _ => return None,
+        };
+        Some(format!("{what}: {}", o.text))
+    })
+}

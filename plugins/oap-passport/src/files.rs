@@ -1,0 +1,179 @@
+//! `data.file.read` and `data.file.write`: the path is canonicalised lexically
+//! before any match. Deny lists match loosely (the comparison form: NFKC,
+//! lower case); allow lists match exactly, so that no look-alike of an allowed
+//! directory is allowed. Order: built-in sensitive paths, `allowed_paths`,
+//! `blocked_paths`, `blocked_patterns`, and for writes `allowed_extensions`.
+
+use serde_json::{Map, Value};
+use warden_analysis::glob::Glob;
+use warden_analysis::path::{canonicalize, comparison_form, find_suspicious};
+
+use crate::passport::Limits;
+use crate::{Check, deny};
+
+/// A capability's file limits, compiled.
+#[derive(Debug, Default)]
+pub struct FilePolicy {
+    allowed_paths: Option<Vec<String>>,
+    blocked_paths: Vec<String>,
+    blocked_patterns: Vec<(String, Glob)>,
+    allowed_extensions: Option<Vec<String>>,
+}
+
+impl FilePolicy {
+    pub fn compile(capability: &str, limits: Option<&Limits>) -> Result<FilePolicy, String> {
+        let Some(limits) = limits else {
+            return Ok(FilePolicy::default());
+        };
+        let at = format!("passport.limits.{capability}");
+        let allowed_paths = limits
+            .allowed_paths
+            .as_ref()
+            .map(|paths| paths.iter().map(|p| canonicalize(p, None, None)).collect());
+        let blocked_paths = limits
+            .blocked_paths
+            .iter()
+            .flatten()
+            .map(|p| comparison_form(&canonicalize(p, None, None)))
+            .collect();
+        let mut blocked_patterns = Vec::new();
+        for (i, pattern) in limits.blocked_patterns.iter().flatten().enumerate() {
+            let form = comparison_form(pattern);
+            // A pattern without a slash names a file anywhere (like .gitignore);
+            // a relative one with a slash may sit under any directory.
+            let full = if !form.contains('/') || form.starts_with('/') || form.starts_with('~') {
+                form
+            } else {
+                format!("**/{}", form.trim_start_matches("./"))
+            };
+            let glob = Glob::case_insensitive(&full)
+                .map_err(|e| format!("{at}.blocked_patterns[{i}]: {e}"))?;
+            blocked_patterns.push((pattern.clone(), glob));
+        }
+        let allowed_extensions = limits.allowed_extensions.as_ref().map(|exts| {
+            exts.iter()
+                .map(|e| e.trim_start_matches('.').to_lowercase())
+                .collect()
+        });
+        Ok(FilePolicy {
+            allowed_paths,
+            blocked_paths,
+            blocked_patterns,
+            allowed_extensions,
+        })
+    }
+}
+
+/// Judges a file call.
+pub fn check(policy: &FilePolicy, args: &Map<String, Value>, write: bool) -> Check {
+    let path = ["file_path", "path"]
+        .iter()
+        .find_map(|k| args.get(*k).and_then(Value::as_str))
+        .filter(|p| !p.is_empty())
+        .ok_or_else(|| {
+            deny(
+                "oap.missing_file_path",
+                "the call has no `file_path` or `path`",
+            )
+        })?;
+    if let Some(s) = find_suspicious(path) {
+        return Err(deny(
+            "oap.invalid_tool_arguments",
+            format!(
+                "the path contains a {} (U+{:04X})",
+                s.kind.as_str(),
+                s.character as u32
+            ),
+        ));
+    }
+    let canonical = canonicalize(path, None, None);
+    let form = comparison_form(&canonical);
+    if let Some(what) = sensitive(&form) {
+        return Err(deny(
+            "oap.blocked_pattern",
+            format!("'{canonical}' is a sensitive path ({what})"),
+        ));
+    }
+    if let Some(allowed) = &policy.allowed_paths
+        && !allowed.iter().any(|dir| under(&canonical, dir))
+    {
+        return Err(deny(
+            "oap.path_not_allowed",
+            format!("'{canonical}' is not under any of allowed_paths"),
+        ));
+    }
+    if let Some(dir) = policy.blocked_paths.iter().find(|dir| under(&form, dir)) {
+        return Err(deny(
+            "oap.path_blocked",
+            format!("'{canonical}' is under the blocked path '{dir}'"),
+        ));
+    }
+    let basename = form.rsplit('/').next().unwrap_or(&form);
+    if let Some((pattern, _)) = policy.blocked_patterns.iter().find(|(pattern, glob)| {
+        if pattern.contains('/') {
+            glob.matches(&form)
+        } else {
+            glob.matches(basename)
+        }
+    }) {
+        return Err(deny(
+            "oap.blocked_pattern",
+            format!("'{canonical}' matches the blocked pattern '{pattern}'"),
+        ));
+    }
+    if write && let Some(extensions) = &policy.allowed_extensions {
+        let extension = basename.rsplit_once('.');
+        let ok = matches!(extension, Some((stem, ext)) if !stem.is_empty() && extensions.iter().any(|e| e == ext));
+        if !ok {
+            return Err(deny(
+                "oap.extension_not_allowed",
+                format!("'{canonical}' does not have one of the allowed extensions"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `path` is `dir` or inside it.
+fn under(path: &str, dir: &str) -> bool {
+    dir == "/"
+        || path == dir
+        || (path.starts_with(dir) && path.as_bytes().get(dir.len()) == Some(&b'/'))
+}
+
+/// The built-in sensitive paths, always denied: which one matched.
+fn sensitive(form: &str) -> Option<&'static str> {
+    let segments: Vec<&str> = form.split('/').collect();
+    let basename = segments.last().copied().unwrap_or("");
+    for dir in [".ssh", ".aws", ".gnupg"] {
+        if segments.contains(&dir) {
+            return Some(match dir {
+                ".ssh" => ".ssh/",
+                ".aws" => ".aws/",
+                _ => ".gnupg/",
+            });
+        }
+    }
+    if segments.windows(2).any(|w| w == [".kube", "config"]) {
+        return Some(".kube/config");
+    }
+    if basename == ".env" || basename.starts_with(".env.") {
+        return Some(".env");
+    }
+    if basename == ".netrc" {
+        return Some(".netrc");
+    }
+    if basename == ".git-credentials" {
+        return Some(".git-credentials");
+    }
+    if basename.starts_with("id_rsa") || basename.starts_with("id_ed25519") {
+        return Some("private key");
+    }
+    if basename.ends_with(".pem") {
+        return Some("*.pem");
+    }
+    if basename.ends_with(".key") {
+        return Some("*.key");
+    }
+    None
+}
