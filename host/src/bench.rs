@@ -7,6 +7,8 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::json;
 
+mod sdk;
+
 use crate::config::Config;
 use crate::pipeline::Warden;
 use crate::request::{Caller, ToolCall};
@@ -100,6 +102,21 @@ pub const SCENARIOS: &[Scenario] = &[
         name: "allowlist",
         about: "one evaluate through the allowlist provider: warm pool (1 and 2 threads) and a fresh instance per call",
         run: allowlist,
+    },
+    Scenario {
+        name: "rules",
+        about: "the rules provider with 100 rules, none matching (worst case), warm: its decision alone, and the whole pipeline on 1 and 2 threads",
+        run: sdk::rules,
+    },
+    Scenario {
+        name: "languages",
+        about: "one evaluate through the command-guard policy in Rust, Python and JavaScript, warm and fresh instance (needs scripts/build-language-providers)",
+        run: sdk::languages,
+    },
+    Scenario {
+        name: "artifact-cache",
+        about: "first and second load (from the on-disk artifact cache) of a Rust, the rules, the 12 MB JavaScript and the 18 MB Python provider",
+        run: sdk::artifact_cache,
     },
     Scenario {
         name: "oap",

@@ -17,6 +17,7 @@
 //! ```
 
 pub mod approval;
+pub mod artifact_cache;
 pub mod bench;
 pub mod builtin;
 pub mod cli;
@@ -28,7 +29,9 @@ pub mod policy;
 pub mod provider;
 pub mod registry;
 pub mod request;
+pub mod scaffold;
 pub mod signing;
+pub mod vectors;
 
 pub use approval::{ApprovalError, ApprovalGate};
 pub use config::{Config, ConfigError};
