@@ -13,6 +13,8 @@ const PROFILE: &str = "wasm-release";
 /// Every guest package of the workspace.
 const GUESTS: &[&str] = &[
     "warden-allowlist",
+    "warden-rules",
+    "example-command-guard",
     "warden-oap-passport",
     "fixture-hostile",
     "fixture-fs-importer",
@@ -30,6 +32,7 @@ fn main() {
         "plugins",
         "sdk",
         "tests/fixtures",
+        "examples/providers/rust",
         "Cargo.toml",
         "Cargo.lock",
     ] {

@@ -7,6 +7,8 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::json;
 
+mod sdk;
+
 use crate::config::Config;
 use crate::pipeline::Warden;
 use crate::request::{Caller, ToolCall};
@@ -115,6 +117,21 @@ pub const SCENARIOS: &[Scenario] = &[
         name: "reload",
         about: "POST /v1/admin/reload with a changed config to the first call judged by the new set",
         run: crate::server::loadgen::reload,
+    },
+    Scenario {
+        name: "rules",
+        about: "the rules provider with 100 rules, none matching (worst case), warm: its decision alone, and the whole pipeline on 1 and 2 threads",
+        run: sdk::rules,
+    },
+    Scenario {
+        name: "languages",
+        about: "one evaluate through the command-guard policy in Rust, Python and JavaScript, warm and fresh instance (needs scripts/build-language-providers)",
+        run: sdk::languages,
+    },
+    Scenario {
+        name: "artifact-cache",
+        about: "first and second load (from the on-disk artifact cache) of a Rust, the rules, the 12 MB JavaScript and the 18 MB Python provider",
+        run: sdk::artifact_cache,
     },
     Scenario {
         name: "oap",

@@ -22,6 +22,11 @@ pub const BUILTINS: &[Builtin] = &[
         bytes: guest!("allowlist.wasm"),
     },
     Builtin {
+        name: "rules",
+        description: "an ordered, prioritised rule list over request fields (eq, ne, in, contains, glob, matches)",
+        bytes: guest!("rules.wasm"),
+    },
+    Builtin {
         name: "oap-passport",
         description: "Open Agent Passport (oap/1.0): capabilities and limits of a passport",
         bytes: guest!("oap_passport.wasm"),

@@ -11,6 +11,7 @@ use clap::{Parser, Subcommand};
 
 use crate::approval;
 use crate::config::Config;
+use crate::engine::CompiledFrom;
 use crate::pipeline::{Evaluation, Warden};
 use crate::request::{Caller, ToolCall};
 
@@ -71,6 +72,38 @@ enum Command {
     },
     /// Load the shipped providers on the embedded defaults and judge example calls.
     Demo,
+    /// Create something new: `warden new provider NAME`.
+    New {
+        #[command(subcommand)]
+        what: New,
+    },
+    /// Check a provider component against conformance vectors (JSON Lines:
+    /// request and expected verdict and code); exits 1 if any vector fails.
+    Test {
+        /// The provider component (.wasm).
+        component: PathBuf,
+        /// The vectors file.
+        #[arg(long)]
+        vectors: PathBuf,
+        /// The provider's configuration (YAML or JSON): what goes under `config:`.
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// A sandbox limit, e.g. `memory_mb=256` or `fuel=2000000000` (repeatable).
+        #[arg(long = "limit", value_name = "KEY=VALUE")]
+        limits: Vec<String>,
+        /// Print every vector, not only the failures.
+        #[arg(long, short)]
+        verbose: bool,
+    },
+    /// Show what a component is (contract, imports, exports, size, SHA-256) and
+    /// whether this host would refuse it and why; exits 1 if it would.
+    Inspect {
+        /// The component (.wasm).
+        component: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Make an Ed25519 key pair for signing decision records: PREFIX.key
     /// (private, owner-only) and PREFIX.pub.
     Keygen {
@@ -111,6 +144,23 @@ enum Command {
         /// List the scenarios and exit.
         #[arg(long)]
         list: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum New {
+    /// A provider crate in Rust (manifest, source, unit tests, config,
+    /// vectors) that builds and passes its vectors as generated.
+    Provider {
+        /// The provider's name: lower-case letters, digits, '-' and '_'.
+        name: String,
+        /// Where to create it (default: ./NAME); must not exist or be empty.
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// The provider SDK (sdk/provider of a Warden checkout); default: the
+        /// one this binary was built from.
+        #[arg(long)]
+        sdk: Option<PathBuf>,
     },
 }
 
@@ -181,6 +231,17 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Gate(args) => approval::command::gate(args),
         Command::Approvals { command } => approval::command::approvals(command),
         Command::Demo => demo(),
+        Command::New {
+            what: New::Provider { name, dir, sdk },
+        } => new_provider(&name, dir, sdk),
+        Command::Test {
+            component,
+            vectors,
+            config,
+            limits,
+            verbose,
+        } => test(&component, &vectors, config.as_deref(), &limits, verbose),
+        Command::Inspect { component, json } => inspect(&component, json),
         Command::Keygen { out } => keygen(&out),
         Command::VerifyDecision {
             key,
@@ -227,11 +288,16 @@ fn check(config: &Config) -> anyhow::Result<ExitCode> {
     for p in providers {
         let l = p.limits();
         println!(
-            "  {} {} ({})\n    sha256:{}\n    limits: timeout_ms={} fuel={} memory_mb={} max_input_bytes={} max_output_bytes={} pool_size={}; on_error={:?}",
+            "  {} {} ({})\n    sha256:{}\n    compiled: {}\n    limits: timeout_ms={} fuel={} memory_mb={} max_input_bytes={} max_output_bytes={} pool_size={}; on_error={:?}",
             p.name(),
             p.info().version,
             p.source(),
             p.digest(),
+            match p.compiled_from() {
+                CompiledFrom::Compilation => "now (and written to the artifact cache)",
+                CompiledFrom::Disk => "loaded from the artifact cache",
+                CompiledFrom::Memory => "already in memory",
+            },
             l.timeout_ms,
             l.fuel,
             l.memory_mb,
@@ -402,4 +468,177 @@ fn bench(wanted: &[String], calls: usize, list: bool) -> anyhow::Result<ExitCode
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn new_provider(
+    name: &str,
+    dir: Option<PathBuf>,
+    sdk: Option<PathBuf>,
+) -> anyhow::Result<ExitCode> {
+    let dir = dir.unwrap_or_else(|| PathBuf::from(name));
+    let sdk = sdk.unwrap_or_else(|| PathBuf::from(crate::scaffold::BUILT_WITH_SDK));
+    let scaffold = crate::scaffold::new_provider(name, &dir, &sdk)?;
+    println!("created provider '{name}' in {}", scaffold.dir.display());
+    for file in &scaffold.files {
+        println!(
+            "  {}",
+            file.strip_prefix(&scaffold.dir).unwrap_or(file).display()
+        );
+    }
+    let wasm = scaffold.component.display();
+    println!(
+        "\nnext:\n  cd {}\n  cargo test\n  cargo build --release --target wasm32-wasip2\n  warden test {wasm} --vectors vectors.jsonl --config config.yaml",
+        scaffold.dir.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `warden test`: loads the component as the only provider, under the same
+/// config validation as a warden.yaml, and checks every vector.
+fn test(
+    component: &Path,
+    vectors: &Path,
+    config: Option<&Path>,
+    limits: &[String],
+    verbose: bool,
+) -> anyhow::Result<ExitCode> {
+    use crate::artifact_cache::ArtifactCache;
+    use crate::provider::Provider;
+    use serde_json::{Map, Value, json};
+
+    let text = std::fs::read_to_string(vectors)
+        .with_context(|| format!("reading the vectors {}", vectors.display()))?;
+    let vectors = crate::vectors::parse(&text, &vectors.display().to_string())?;
+    let provider_config: Value = match config {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading the provider config {}", path.display()))?;
+            serde_norway::from_str(&text)
+                .with_context(|| format!("{}: not YAML or JSON", path.display()))?
+        }
+        None => json!({}),
+    };
+    let mut limit_map = Map::new();
+    for limit in limits {
+        let (key, value) = limit
+            .split_once('=')
+            .with_context(|| format!("--limit {limit}: expected KEY=VALUE"))?;
+        let value: u64 = value
+            .trim()
+            .parse()
+            .with_context(|| format!("--limit {limit}: the value is not a whole number"))?;
+        limit_map.insert(key.trim().to_string(), value.into());
+    }
+    let name: String = component
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "provider".into())
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(64)
+        .collect();
+    // The same parser and checks as a warden.yaml with this one provider.
+    let spec = json!({"guardrails": {"providers": [{
+        "name": name,
+        "wasm": component.display().to_string(),
+        "config": provider_config,
+        "limits": limit_map,
+    }]}});
+    let config = Config::parse(&spec.to_string(), "<warden test>", PathBuf::from("."))
+        .context("the provider config or limits")?;
+    let spec = &config.guardrails.providers[0];
+    let artifacts = ArtifactCache::in_data_dir(&config.data_dir());
+    let provider = Provider::load(spec, &config.base_dir, true, Some(&artifacts))?;
+    if let Err(failure) = provider.health() {
+        eprintln!(
+            "warden: provider '{}' cannot be configured: {failure}",
+            provider.name()
+        );
+        return Ok(ExitCode::from(1));
+    }
+    println!(
+        "testing {} {} ({}) against {} vectors",
+        provider.info().name,
+        provider.info().version,
+        component.display(),
+        vectors.len()
+    );
+    let mut failed = 0;
+    for vector in &vectors {
+        let outcome = crate::vectors::check(&provider, vector);
+        match outcome.mismatch {
+            None if verbose => println!("ok    {}", vector.name),
+            None => {}
+            Some(mismatch) => {
+                failed += 1;
+                println!(
+                    "FAIL  {} (line {})\n      expected: {}\n      actual:   {}",
+                    vector.name, vector.line, mismatch.expected, mismatch.actual
+                );
+            }
+        }
+    }
+    println!("{} passed, {} failed", vectors.len() - failed, failed);
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// `warden inspect`: the facts about a component and the host's verdict on it.
+fn inspect(component: &Path, json: bool) -> anyhow::Result<ExitCode> {
+    use crate::provider::{ComponentBytes, inspect};
+    let bytes =
+        std::fs::read(component).with_context(|| format!("reading {}", component.display()))?;
+    let inspection = inspect(
+        &ComponentBytes::new(bytes.into(), component.display().to_string()),
+        None,
+    );
+    if json {
+        println!("{}", serde_json::to_string_pretty(&inspection)?);
+    } else {
+        let host = crate::provider::host_contract();
+        println!("component  {}", inspection.origin);
+        println!(
+            "size       {} bytes ({:.1} MB)",
+            inspection.size_bytes,
+            inspection.size_bytes as f64 / 1e6
+        );
+        println!("sha256     {}", inspection.sha256);
+        match &inspection.contract {
+            Some(version) => println!("contract   warden:guardrail@{version} (this host: {host})"),
+            None => println!(
+                "contract   none (exports no warden:guardrail/provider; this host: {host})"
+            ),
+        }
+        println!("imports    {}", inspection.imports.len());
+        for import in &inspection.imports {
+            let flag = if import.forbidden {
+                "  <- not granted to providers"
+            } else {
+                ""
+            };
+            println!("  {}{flag}", import.name);
+        }
+        println!("exports    {}", inspection.exports.len());
+        for export in &inspection.exports {
+            println!("  {export}");
+        }
+        match &inspection.refusal {
+            None => println!("verdict    loadable: this host would load it"),
+            Some(why) => println!("verdict    REFUSED: {why}"),
+        }
+    }
+    Ok(if inspection.loadable() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

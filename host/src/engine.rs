@@ -4,6 +4,7 @@
 //! instance carries: an empty WASI context and a resource limiter that records
 //! why it refused to grow.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::Duration;
@@ -11,6 +12,8 @@ use std::time::Duration;
 use wasmtime::component::{Component, Linker, ResourceTable};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use crate::artifact_cache::{ArtifactCache, CacheMiss};
 
 /// How often the ticker bumps the engine's epoch: the granularity of timeouts.
 pub const EPOCH_TICK: Duration = Duration::from_millis(1);
@@ -25,6 +28,29 @@ pub struct SandboxEngine {
     pooling: bool,
     /// Compiled components by SHA-256 of their bytes.
     compiled: Mutex<HashMap<String, Component>>,
+    /// Held while a component is deserialised or compiled, so that loads of
+    /// the same component at the same time compile it once (compilation is
+    /// parallel inside already).
+    compiling: Mutex<()>,
+}
+
+/// A compiled component and where it came from.
+#[derive(Clone)]
+pub struct Compiled {
+    pub component: Component,
+    pub origin: CompiledFrom,
+}
+
+/// Where a compiled component came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CompiledFrom {
+    /// Compiled earlier by this process.
+    Memory,
+    /// Deserialised from the on-disk artifact cache.
+    Disk,
+    /// Compiled now.
+    Compilation,
 }
 
 /// Compiled components kept in memory; past this the cache starts over.
@@ -59,24 +85,72 @@ impl SandboxEngine {
             linker,
             pooling,
             compiled: Mutex::new(HashMap::new()),
+            compiling: Mutex::new(()),
         })
     }
 
     /// Compiles a component, or returns the one compiled earlier from the same
-    /// bytes: a reload or a second provider on the same component costs a
-    /// lookup, not a compilation.
-    pub fn compile(&self, sha256: &str, bytes: &[u8]) -> wasmtime::Result<Component> {
+    /// bytes: from memory (a reload or a second provider on the same component
+    /// costs a lookup), else from the on-disk `artifacts` cache when one is
+    /// given (a new process costs a deserialisation). `bytes` gives the
+    /// component's bytes, asked for only when it must be compiled. A fresh
+    /// compilation is written to that cache; a cache that cannot be read or
+    /// written only costs the compilation.
+    pub fn compile<'b>(
+        &self,
+        sha256: &str,
+        bytes: &dyn Fn() -> std::io::Result<Cow<'b, [u8]>>,
+        artifacts: Option<&ArtifactCache>,
+    ) -> wasmtime::Result<Compiled> {
         let cached = self.cache().get(sha256).cloned();
         if let Some(component) = cached {
-            return Ok(component);
+            return Ok(Compiled {
+                component,
+                origin: CompiledFrom::Memory,
+            });
         }
-        let component = Component::new(&self.engine, bytes)?;
+        let _compiling = self
+            .compiling
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        // Compiled by another thread while this one waited?
+        let cached = self.cache().get(sha256).cloned();
+        if let Some(component) = cached {
+            return Ok(Compiled {
+                component,
+                origin: CompiledFrom::Memory,
+            });
+        }
+        let loaded = artifacts.map(|disk| disk.load(&self.engine, sha256));
+        let (component, origin) = match loaded {
+            Some(Ok(component)) => (component, CompiledFrom::Disk),
+            miss => {
+                if let Some(Err(miss)) = &miss
+                    && !matches!(miss, CacheMiss::Absent)
+                {
+                    tracing::warn!(component = sha256, %miss, "compiled-artifact cache entry not used");
+                }
+                let component = Component::new(&self.engine, bytes()?)?;
+                if let Some(disk) = artifacts
+                    && let Err(err) = disk.store(&self.engine, sha256, &component)
+                {
+                    tracing::warn!(dir = %disk.dir().display(), error = %err, "cannot write the compiled-artifact cache");
+                }
+                (component, CompiledFrom::Compilation)
+            }
+        };
         let mut cache = self.cache();
         if cache.len() >= MAX_COMPILED {
             cache.clear();
         }
         cache.insert(sha256.to_string(), component.clone());
-        Ok(component)
+        Ok(Compiled { component, origin })
+    }
+
+    /// Drops the compiled components held in memory, so that the next load
+    /// goes to the disk cache as a new process would.
+    pub fn forget_compiled(&self) {
+        self.cache().clear();
     }
 
     fn cache(&self) -> std::sync::MutexGuard<'_, HashMap<String, Component>> {

@@ -17,6 +17,7 @@
 //! ```
 
 pub mod approval;
+pub mod artifact_cache;
 pub mod bench;
 pub mod builtin;
 pub mod cli;
@@ -30,7 +31,9 @@ pub mod provider;
 pub mod registry;
 pub mod request;
 pub mod server;
+pub mod scaffold;
 pub mod signing;
+pub mod vectors;
 
 pub use approval::{ApprovalError, ApprovalGate};
 pub use config::{Config, ConfigError};

@@ -271,14 +271,17 @@ pub fn evaluate(
 /// The call as providers see it. With a passport configured, the call is
 /// attributed to it (as DeerFlow does).
 fn guest_call(snapshot: &Snapshot, call: &ToolCall, mode: InteractionMode) -> GuestCall {
+    provider_call(call, snapshot.guardrails.passport.as_deref(), mode)
+}
+
+/// The call as a provider sees it, attributed to `passport` when one is set.
+pub fn provider_call(call: &ToolCall, passport: Option<&str>, mode: InteractionMode) -> GuestCall {
     let ctx = &call.context;
     GuestCall {
         tool_name: call.tool_name.clone(),
         tool_input: call.tool_input.to_string(),
-        agent_id: snapshot
-            .guardrails
-            .passport
-            .clone()
+        agent_id: passport
+            .map(str::to_string)
             .or_else(|| ctx.agent_id.clone()),
         thread_id: ctx.thread_id.clone(),
         run_id: ctx.run_id.clone(),

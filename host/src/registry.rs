@@ -9,6 +9,7 @@ use std::time::SystemTime;
 use arc_swap::ArcSwap;
 
 use crate::approval::ApprovalList;
+use crate::artifact_cache::ArtifactCache;
 use crate::config::{Config, Guardrails, Role};
 use crate::policy::permissions::PermissionEngine;
 use crate::policy::triage::Triage;
@@ -30,11 +31,19 @@ impl ProviderSet {
     /// loaded fails the whole set.
     pub fn load(config: &Config) -> Result<ProviderSet, LoadError> {
         let guardrails = &config.guardrails;
+        let artifacts = ArtifactCache::in_data_dir(&config.data_dir());
         let providers = guardrails
             .providers
             .iter()
             .filter(|spec| spec.role == Role::Guardrail)
-            .map(|spec| Provider::load(spec, &config.base_dir, guardrails.fail_closed))
+            .map(|spec| {
+                Provider::load(
+                    spec,
+                    &config.base_dir,
+                    guardrails.fail_closed,
+                    Some(&artifacts),
+                )
+            })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(ProviderSet {
             providers,
@@ -117,7 +126,13 @@ impl Snapshot {
             .providers
             .iter()
             .find(|spec| spec.role == Role::Classifier)
-            .map(|spec| Classifier::load(spec, &config.base_dir))
+            .map(|spec| {
+                Classifier::load(
+                    spec,
+                    &config.base_dir,
+                    Some(&ArtifactCache::in_data_dir(&config.data_dir())),
+                )
+            })
             .transpose()?;
         Ok(Snapshot {
             guardrails: config.guardrails.clone(),

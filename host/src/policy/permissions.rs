@@ -140,10 +140,15 @@ impl PermissionEngine {
         // 2. Sensitive paths: a hard boundary.
         for path in call.paths.iter().chain(&call.target_paths) {
             if let Some(pattern) = self.sensitive.matching(path) {
+                // A path under an unknown home reads better as `~/…`.
+                let shown = path
+                    .strip_prefix('/')
+                    .filter(|p| p.starts_with("~/"))
+                    .unwrap_or(path);
                 return decision(
                     Verdict::Deny,
                     codes::SENSITIVE_PATH,
-                    format!("'{path}' is a sensitive path (matches '{pattern}')"),
+                    format!("'{shown}' is a sensitive path (matches '{pattern}')"),
                 );
             }
         }

@@ -72,14 +72,34 @@ impl Part {
     }
 
     fn matches(&self, component: &str) -> bool {
+        let c = component.as_bytes();
         if self.literal {
-            return component == self.glob;
+            return same_bytes(c, self.glob.as_bytes());
         }
-        component.len() >= self.prefix.len() + self.suffix.len()
-            && component.starts_with(&self.prefix)
-            && component.ends_with(&self.suffix)
+        let (prefix, suffix) = (self.prefix.as_bytes(), self.suffix.as_bytes());
+        c.len() >= prefix.len() + suffix.len()
+            && same_bytes(&c[..prefix.len()], prefix)
+            && same_bytes(&c[c.len() - suffix.len()..], suffix)
             && wildcard(&self.glob, component)
     }
+}
+
+/// Byte equality without a call to `memcmp`: these are a few bytes each, and
+/// on some machines the C library's vectorised `memcmp` costs tens of
+/// nanoseconds per call (measured: a path check took 700 ns instead of 90).
+#[inline]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 /// A compiled pattern: its components, which must appear in sequence anywhere

@@ -17,6 +17,7 @@ use wasmtime::component::InstancePre;
 use super::{
     FailureKind, LoadError, ProviderFailure, ProviderInfo, Sandbox, World, load_component,
 };
+use crate::artifact_cache::ArtifactCache;
 use crate::config::{OnError, ProviderSpec};
 use crate::engine::HostState;
 
@@ -95,7 +96,12 @@ impl World for RiskClassifier {
 }
 
 impl Classifier {
-    pub fn load(spec: &ProviderSpec, base_dir: &Path) -> Result<Classifier, LoadError> {
+    /// Loads a classifier; `artifacts` is the on-disk compiled cache, if any.
+    pub fn load(
+        spec: &ProviderSpec,
+        base_dir: &Path,
+        artifacts: Option<&ArtifactCache>,
+    ) -> Result<Classifier, LoadError> {
         let config = spec
             .resolved_config(base_dir)
             .map_err(|source| LoadError::ConfigFile {
@@ -108,10 +114,11 @@ impl Classifier {
             spec.sha256.as_deref(),
             base_dir,
             "classifier",
+            artifacts,
         )?;
         let sandbox = Sandbox::new(
             &spec.name,
-            &compiled,
+            &compiled.component,
             spec.limits,
             spec.instance,
             config.to_string(),

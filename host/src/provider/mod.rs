@@ -5,6 +5,7 @@
 
 mod classifier;
 mod failure;
+mod inspect;
 mod pool;
 mod sandbox;
 
@@ -18,12 +19,14 @@ use wasmtime::component::{Component, InstancePre};
 
 pub use classifier::{Assessment, Classifier, Risk};
 pub use failure::{FailureKind, ProviderFailure};
+pub use inspect::{Import, Inspection, host_contract, inspect};
 pub use pool::PoolUsage;
 
+use crate::artifact_cache::ArtifactCache;
 use crate::builtin;
 use crate::config::{Limits, OnError, ProviderSpec};
 use crate::decision::{Decision, Reason, Verdict, codes};
-use crate::engine::{HostState, SandboxEngine};
+use crate::engine::{Compiled, CompiledFrom, HostState, SandboxEngine};
 pub(crate) use sandbox::{Sandbox, World};
 
 /// Host bindings generated from the contract in `wit/`.
@@ -114,6 +117,7 @@ pub struct Provider {
     source: String,
     on_error: OnError,
     sandbox: Sandbox<GuardrailProvider>,
+    compiled_from: CompiledFrom,
     loaded_at: SystemTime,
 }
 
@@ -124,18 +128,27 @@ pub struct ProviderInfo {
     pub version: String,
 }
 
-/// A component's bytes and where they came from.
+/// A component: its SHA-256, where it came from, and its bytes (a file's are
+/// read only when they must be compiled: a component found compiled in the
+/// artifact cache is only hashed, as it streams from the file).
 pub struct ComponentBytes {
-    pub bytes: std::borrow::Cow<'static, [u8]>,
+    data: ComponentData,
     /// `builtin:<name>` or the file's path, for messages.
     pub origin: String,
     /// SHA-256 of the bytes, hex.
     pub sha256: String,
+    /// The size of the component, in bytes.
+    pub size: u64,
+}
+
+enum ComponentData {
+    Memory(std::borrow::Cow<'static, [u8]>),
+    File(PathBuf),
 }
 
 impl ComponentBytes {
-    /// Reads the component named by a provider spec (`builtin:<name>` or a path
-    /// relative to `base_dir`).
+    /// Finds the component named by a provider spec (`builtin:<name>` or a
+    /// path relative to `base_dir`) and hashes it.
     pub fn resolve(provider: &str, wasm: &str, base_dir: &Path) -> Result<Self, LoadError> {
         if let Some(name) = wasm.strip_prefix("builtin:") {
             let bytes = builtin::component(name).ok_or_else(|| LoadError::UnknownBuiltin {
@@ -146,47 +159,100 @@ impl ComponentBytes {
             return Ok(ComponentBytes::new(bytes.into(), wasm.into()));
         }
         let path: PathBuf = base_dir.join(wasm);
-        let bytes = std::fs::read(&path).map_err(|source| LoadError::Read {
+        let read_error = |source| LoadError::Read {
             provider: provider.into(),
             path: path.display().to_string(),
             source,
-        })?;
-        Ok(ComponentBytes::new(
-            bytes.into(),
-            path.display().to_string(),
-        ))
+        };
+        let mut file = std::fs::File::open(&path).map_err(read_error)?;
+        let mut hasher = Sha256::new();
+        let size = std::io::copy(&mut file, &mut hasher).map_err(read_error)?;
+        Ok(ComponentBytes {
+            origin: path.display().to_string(),
+            data: ComponentData::File(path),
+            sha256: hex::encode(hasher.finalize()),
+            size,
+        })
     }
 
+    /// A component held in memory.
     pub fn new(bytes: std::borrow::Cow<'static, [u8]>, origin: String) -> Self {
         let sha256 = hex::encode(Sha256::digest(&bytes));
         ComponentBytes {
-            bytes,
+            size: bytes.len() as u64,
+            data: ComponentData::Memory(bytes),
             origin,
             sha256,
+        }
+    }
+
+    /// The bytes. A file is read again, and refused if it no longer has the
+    /// digest it had when it was resolved (and pinned).
+    pub fn bytes(&self) -> std::io::Result<std::borrow::Cow<'_, [u8]>> {
+        match &self.data {
+            ComponentData::Memory(bytes) => Ok(std::borrow::Cow::Borrowed(bytes)),
+            ComponentData::File(path) => {
+                let bytes = std::fs::read(path)?;
+                if hex::encode(Sha256::digest(&bytes)) != self.sha256 {
+                    return Err(std::io::Error::other(
+                        "the file changed while it was being loaded",
+                    ));
+                }
+                Ok(std::borrow::Cow::Owned(bytes))
+            }
         }
     }
 }
 
 /// Compiles a component and checks it against the contract: no forbidden
 /// imports, the provider export at a compatible version. Returns the component
-/// ready to pre-instantiate.
+/// ready to pre-instantiate. `artifacts` is the on-disk compiled cache, if any.
 pub fn compile_checked(
     provider: &str,
     component: &ComponentBytes,
     export: &str,
-) -> Result<Component, LoadError> {
-    let sandbox = SandboxEngine::shared();
-    let engine = sandbox.engine();
-    let compiled = sandbox
-        .compile(&component.sha256, &component.bytes)
-        .map_err(|err| LoadError::Compile {
-            provider: provider.into(),
-            path: component.origin.clone(),
-            message: format!("{err:#}"),
-        })?;
+    artifacts: Option<&ArtifactCache>,
+) -> Result<Compiled, LoadError> {
+    let compiled = compile(provider, component, artifacts)?;
+    check_contract(provider, &compiled.component, export)?;
+    Ok(compiled)
+}
+
+/// Compiles a component (or finds it compiled), without judging it.
+pub fn compile(
+    provider: &str,
+    component: &ComponentBytes,
+    artifacts: Option<&ArtifactCache>,
+) -> Result<Compiled, LoadError> {
+    SandboxEngine::shared()
+        .compile(&component.sha256, &|| component.bytes(), artifacts)
+        .map_err(|err| match err.downcast::<std::io::Error>() {
+            Ok(source) => LoadError::Read {
+                provider: provider.into(),
+                path: component.origin.clone(),
+                source,
+            },
+            Err(err) => LoadError::Compile {
+                provider: provider.into(),
+                path: component.origin.clone(),
+                message: format!("{err:#}"),
+            },
+        })
+}
+
+/// Whether the host refuses a component that imports `name`: the imports that
+/// would hand a provider the host's files or network.
+pub fn is_forbidden_import(name: &str) -> bool {
+    FORBIDDEN_IMPORTS.iter().any(|p| name.starts_with(p))
+}
+
+/// Checks a compiled component against the contract: no forbidden imports,
+/// and the `export` interface (`provider`) at a version this host speaks.
+pub fn check_contract(provider: &str, compiled: &Component, export: &str) -> Result<(), LoadError> {
+    let engine = SandboxEngine::shared().engine();
     let ty = compiled.component_type();
     for (import, _) in ty.imports(engine) {
-        if FORBIDDEN_IMPORTS.iter().any(|p| import.starts_with(p)) {
+        if is_forbidden_import(import) {
             return Err(LoadError::ForbiddenImport {
                 provider: provider.into(),
                 import: import.into(),
@@ -204,7 +270,7 @@ pub fn compile_checked(
             .map(|version| (name, version))
     });
     match found {
-        Some((_, version)) if compatible(version, CONTRACT_VERSION) => Ok(compiled),
+        Some((_, version)) if compatible(version, CONTRACT_VERSION) => Ok(()),
         Some((name, version)) => Err(LoadError::Contract {
             provider: provider.into(),
             message: format!(
@@ -253,14 +319,16 @@ pub(crate) fn pre_instantiate(
         })
 }
 
-/// Reads a component, verifies its pin and compiles it with the contract checks.
+/// Reads a component, verifies its pin and compiles it (through the on-disk
+/// compiled cache `artifacts`, if any) with the contract checks.
 pub(crate) fn load_component(
     name: &str,
     wasm: &str,
     pin: Option<&str>,
     base_dir: &Path,
     export: &str,
-) -> Result<(ComponentBytes, Component), LoadError> {
+    artifacts: Option<&ArtifactCache>,
+) -> Result<(ComponentBytes, Compiled), LoadError> {
     let component = ComponentBytes::resolve(name, wasm, base_dir)?;
     if let Some(pin) = pin {
         let expected = pin
@@ -276,8 +344,19 @@ pub(crate) fn load_component(
             });
         }
     }
-    let compiled = compile_checked(name, &component, export)?;
+    let compiled = compile_checked(name, &component, export, artifacts)?;
     Ok((component, compiled))
+}
+
+/// Pre-instantiates a checked provider component and checks that its exports
+/// have the contract's types: the last load check before an instance is made.
+pub(crate) fn prepare(provider: &str, component: &Component) -> Result<(), LoadError> {
+    <GuardrailProvider as World>::pre(pre_instantiate(provider, component)?)
+        .map(drop)
+        .map_err(|err| LoadError::Contract {
+            provider: provider.into(),
+            message: format!("{err:#}"),
+        })
 }
 
 impl World for GuardrailProvider {
@@ -313,11 +392,13 @@ impl Provider {
     /// Loads a provider: read, verify the pin, compile, check, pre-instantiate,
     /// and bring up one configured instance. A failure to configure does not
     /// fail the load: the provider then denies every call with
-    /// `warden.configure_failed` (see [`Provider::health`]).
+    /// `warden.configure_failed` (see [`Provider::health`]). `artifacts` is
+    /// the on-disk compiled cache, if any.
     pub fn load(
         spec: &ProviderSpec,
         base_dir: &Path,
         fail_closed: bool,
+        artifacts: Option<&ArtifactCache>,
     ) -> Result<Provider, LoadError> {
         let config = spec
             .resolved_config(base_dir)
@@ -331,10 +412,11 @@ impl Provider {
             spec.sha256.as_deref(),
             base_dir,
             "provider",
+            artifacts,
         )?;
         let sandbox = Sandbox::new(
             &spec.name,
-            &compiled,
+            &compiled.component,
             spec.limits,
             spec.instance,
             config.to_string(),
@@ -350,6 +432,7 @@ impl Provider {
             source: component.origin,
             on_error,
             sandbox,
+            compiled_from: compiled.origin,
             loaded_at: SystemTime::now(),
         })
     }
@@ -382,6 +465,12 @@ impl Provider {
 
     pub fn loaded_at(&self) -> SystemTime {
         self.loaded_at
+    }
+
+    /// Where its compiled code came from: compiled at load, the on-disk
+    /// artifact cache, or memory (compiled earlier by this process).
+    pub fn compiled_from(&self) -> CompiledFrom {
+        self.compiled_from
     }
 
     pub fn pool_usage(&self) -> PoolUsage {

@@ -2,77 +2,50 @@
 //! component. Config: `allowed_tools` (absent: no allowlist; empty: nothing is
 //! allowed) and `denied_tools`. The allowlist is checked first.
 
-use std::cell::RefCell;
-
 use serde::Deserialize;
+use warden_provider::{Call, ConfigError, Decision, Provider};
 
-wit_bindgen::generate!({ path: "../../wit", world: "guardrail-provider" });
+/// The reason code of both denials, as in DeerFlow.
+const NOT_ALLOWED: &str = "oap.tool_not_allowed";
 
-use exports::warden::guardrail::provider::Guest;
-use warden::guardrail::types::{Decision, ProviderInfo, Reason, ToolCall, Verdict};
-
-#[derive(Deserialize, Default)]
+#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Config {
     allowed_tools: Option<Vec<String>>,
     denied_tools: Option<Vec<String>>,
 }
 
-thread_local! {
-    static CONFIG: RefCell<Config> = RefCell::new(Config::default());
+struct Allowlist {
+    allowed: Option<Vec<String>>,
+    denied: Vec<String>,
 }
 
-struct Allowlist;
+impl Provider for Allowlist {
+    const NAME: &'static str = "allowlist";
+    type Config = Config;
 
-impl Guest for Allowlist {
-    fn info() -> ProviderInfo {
-        ProviderInfo {
-            name: "allowlist".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
+    fn configure(config: Config) -> Result<Self, ConfigError> {
+        Ok(Allowlist {
+            allowed: config.allowed_tools,
+            denied: config.denied_tools.unwrap_or_default(),
+        })
+    }
+
+    fn evaluate(&self, call: &Call) -> Decision {
+        let tool = call.tool_name();
+        let listed = |list: &[String]| list.iter().any(|t| t == tool);
+        if self
+            .allowed
+            .as_deref()
+            .is_some_and(|allowed| !listed(allowed))
+        {
+            return Decision::deny(NOT_ALLOWED, format!("tool '{tool}' not in allowlist"));
         }
-    }
-
-    fn configure(config: String) -> Result<(), String> {
-        let config: Config =
-            serde_json::from_str(&config).map_err(|e| format!("allowlist config: {e}"))?;
-        CONFIG.with(|c| *c.borrow_mut() = config);
-        Ok(())
-    }
-
-    fn evaluate(call: ToolCall) -> Decision {
-        CONFIG.with(|c| judge(&c.borrow(), &call.tool_name))
+        if listed(&self.denied) {
+            return Decision::deny(NOT_ALLOWED, format!("tool '{tool}' is denied"));
+        }
+        Decision::allow()
     }
 }
 
-fn judge(config: &Config, tool: &str) -> Decision {
-    let listed = |list: &Option<Vec<String>>| list.as_ref().map(|l| l.iter().any(|t| t == tool));
-    if listed(&config.allowed_tools) == Some(false) {
-        return deny(format!("tool '{tool}' not in allowlist"));
-    }
-    if listed(&config.denied_tools) == Some(true) {
-        return deny(format!("tool '{tool}' is denied"));
-    }
-    Decision {
-        verdict: Verdict::Allow,
-        reasons: vec![Reason {
-            code: "oap.allowed".into(),
-            message: String::new(),
-        }],
-        policy_id: None,
-        metadata: "{}".into(),
-    }
-}
-
-fn deny(message: String) -> Decision {
-    Decision {
-        verdict: Verdict::Deny,
-        reasons: vec![Reason {
-            code: "oap.tool_not_allowed".into(),
-            message,
-        }],
-        policy_id: None,
-        metadata: "{}".into(),
-    }
-}
-
-export!(Allowlist);
+warden_provider::export!(Allowlist);
