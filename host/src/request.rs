@@ -51,7 +51,7 @@ pub struct CallContext {
     pub oauth_provider: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oauth_id: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_subagent: bool,
     /// When the call was made (RFC 3339); the host's clock when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -184,8 +184,15 @@ impl RunInteractionPolicy {
     /// The tool result an agent gets when its clarification question is
     /// suppressed because nobody can answer it.
     pub fn suppressed_clarification(&self) -> String {
+        let article = if self.mode == InteractionMode::Autonomous
+            || self.mode == InteractionMode::Interactive
+        {
+            "an"
+        } else {
+            "a"
+        };
         format!(
-            "Clarification is not available: this is a {} run and no human can answer. {UNATTENDED}",
+            "Clarification is not available: this is {article} {} run and no human can answer. {UNATTENDED}",
             self.mode.as_str()
         )
     }
