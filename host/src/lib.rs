@@ -30,8 +30,8 @@ pub mod policy;
 pub mod provider;
 pub mod registry;
 pub mod request;
-pub mod server;
 pub mod scaffold;
+pub mod server;
 pub mod signing;
 pub mod vectors;
 

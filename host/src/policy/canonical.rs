@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 use warden_analysis::path as paths;
-use warden_analysis::shell::{self, RedirectOp};
+use warden_analysis::shell;
 
 use super::rules::normalise_spaces;
 use super::tools::{ToolKind, ToolRegistry};
@@ -259,16 +259,7 @@ fn normalised_command(simple: &shell::Command) -> Option<String> {
         text.push_str(arg);
     }
     for redirect in &simple.redirects {
-        let writes = matches!(
-            redirect.op,
-            RedirectOp::Output
-                | RedirectOp::Append
-                | RedirectOp::Clobber
-                | RedirectOp::ReadWrite
-                | RedirectOp::OutputAll
-                | RedirectOp::AppendAll
-        );
-        if writes && redirect.target.value != "/dev/null" {
+        if redirect.op.writes() && redirect.target.value != "/dev/null" {
             text.push(' ');
             text.push_str(redirect.op.as_str());
             text.push(' ');

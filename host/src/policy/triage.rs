@@ -362,14 +362,14 @@ pub fn detect(call: &CanonicalCall) -> Vec<Finding> {
         }
         for r in &c.redirects {
             let target = &r.target.value;
-            if writes(r.op) && is_block_device(target) {
+            if r.op.writes() && is_block_device(target) {
                 find(
                     Verdict::Deny,
                     codes::DESTRUCTIVE,
                     format!("writes to the device {target}"),
                 );
             }
-            if writes(r.op) && is_account_file(target) {
+            if r.op.writes() && is_account_file(target) {
                 find(
                     Verdict::Deny,
                     codes::PRIVILEGE_ESCALATION,
@@ -586,18 +586,6 @@ fn catastrophic_operand(call: &CanonicalCall, c: &Command) -> Option<String> {
 
 fn is_system_path(call: &CanonicalCall, path: &str) -> bool {
     SYSTEM_DIRS.contains(&path) || path == call.canonical_path(&call.home)
-}
-
-fn writes(op: RedirectOp) -> bool {
-    matches!(
-        op,
-        RedirectOp::Output
-            | RedirectOp::Append
-            | RedirectOp::Clobber
-            | RedirectOp::ReadWrite
-            | RedirectOp::OutputAll
-            | RedirectOp::AppendAll
-    )
 }
 
 fn is_block_device(target: &str) -> bool {
