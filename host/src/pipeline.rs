@@ -223,13 +223,7 @@ pub fn evaluate(
         && let Some(why) = interaction.why_no_human()
     {
         verdict = Verdict::Deny;
-        reasons.insert(
-            0,
-            Reason::new(
-                ASK_UNAVAILABLE,
-                format!("the call needs a human's approval, but {why}: denied"),
-            ),
-        );
+        reasons.insert(0, ask_unavailable(&why));
     }
     if let Some(message) = interaction.dropped_keys_message() {
         reasons.push(Reason::new(CONTEXT_KEYS_DROPPED, message));
@@ -266,6 +260,14 @@ pub fn evaluate(
         generation: snapshot.providers.generation(),
         duration_us: micros(started),
     })
+}
+
+/// The reason an ask becomes a deny when nobody can answer it.
+pub fn ask_unavailable(why: &str) -> Reason {
+    Reason::new(
+        ASK_UNAVAILABLE,
+        format!("the call needs a human's approval, but {why}: denied"),
+    )
 }
 
 /// The call as providers see it. With a passport configured, the call is

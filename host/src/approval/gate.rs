@@ -426,10 +426,7 @@ fn judge(
             // Only a listed tool follows `non_interactive`; an ask from any
             // stage in a run that cannot pause is a deny.
             Reach::Unattended(why) | Reach::Never(why) => {
-                let mut reasons = vec![Reason::new(
-                    pipeline::ASK_UNAVAILABLE,
-                    format!("the call needs a human's approval, but {why}: denied"),
-                )];
+                let mut reasons = vec![pipeline::ask_unavailable(why)];
                 reasons.extend(evaluation.reasons);
                 denied(index, call, reasons, decided_by)
             }

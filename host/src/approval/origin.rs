@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::policy::interaction::{InteractionMode, RunInteractionPolicy};
+use crate::policy::interaction::RunInteractionPolicy;
 use crate::request::{CallContext, Caller, RequestError};
 
 /// The context key that names the run's origin; internal callers only.
@@ -89,17 +89,12 @@ pub enum Reach {
 
 impl Reach {
     pub fn of(policy: &RunInteractionPolicy, origin: Option<RunOrigin>) -> Reach {
-        if policy.is_subagent {
-            return Reach::Never("a subagent cannot ask a human".into());
-        }
-        if !policy.can_resume {
-            return Reach::Never("the harness cannot pause this run for a human".into());
-        }
-        if policy.mode != InteractionMode::Interactive {
-            return Reach::Unattended(format!(
-                "nobody can be asked in a {} run",
-                policy.mode.as_str()
-            ));
+        if let Some(why) = policy.why_no_human() {
+            return if policy.is_subagent || !policy.can_resume {
+                Reach::Never(why)
+            } else {
+                Reach::Unattended(why)
+            };
         }
         match origin {
             Some(origin) if !origin.can_show_approvals() => Reach::Unattended(format!(

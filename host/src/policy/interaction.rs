@@ -135,17 +135,18 @@ impl RunInteractionPolicy {
         self.mode == InteractionMode::Interactive && !self.is_subagent && self.can_resume
     }
 
-    /// Why nobody can be asked, when nobody can.
+    /// Why nobody can be asked, when nobody can: a subagent, a harness that
+    /// cannot pause, or a run that is not interactive (checked in that order).
     pub fn why_no_human(&self) -> Option<String> {
         if self.is_subagent {
             Some("a subagent cannot ask a human".into())
+        } else if !self.can_resume {
+            Some("the harness cannot pause this run for a human".into())
         } else if self.mode != InteractionMode::Interactive {
             Some(format!(
                 "nobody can be asked in a {} run",
                 self.mode.as_str()
             ))
-        } else if !self.can_resume {
-            Some("the harness cannot pause this run for a human".into())
         } else {
             None
         }

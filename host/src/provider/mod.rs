@@ -90,8 +90,6 @@ pub enum LoadError {
     Contract { provider: String, message: String },
     #[error("provider '{provider}': cannot link the component: {message}")]
     Link { provider: String, message: String },
-    #[error("provider '{provider}': configure failed: {message}")]
-    Configure { provider: String, message: String },
     #[error("signing: {0}")]
     Signing(#[from] crate::signing::SigningError),
     #[error("provider '{provider}': {source}")]
