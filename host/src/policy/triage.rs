@@ -585,7 +585,7 @@ fn catastrophic_operand(call: &CanonicalCall, c: &Command) -> Option<String> {
 }
 
 fn is_system_path(call: &CanonicalCall, path: &str) -> bool {
-    SYSTEM_DIRS.contains(&path) || path == call.canonical_path(&call.home)
+    SYSTEM_DIRS.contains(&path) || path == call.home_key()
 }
 
 fn is_block_device(target: &str) -> bool {
