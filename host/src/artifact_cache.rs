@@ -143,7 +143,7 @@ impl ArtifactCache {
         record.extend_from_slice(&hex::decode(sha256).map_err(std::io::Error::other)?);
         record.extend_from_slice(&(artifact.len() as u64).to_le_bytes());
         record.extend_from_slice(blake3::hash(&artifact).as_bytes());
-        create_private_dir(&self.dir)?;
+        crate::data_dir::create_private_dir(&self.dir)?;
         self.write(&artifact, &self.path(engine, sha256, ARTIFACT))?;
         self.write(&record, &self.path(engine, sha256, RECORD))?;
         self.remove_stale(engine);
@@ -294,15 +294,6 @@ fn owned_by_us(meta: &fs::Metadata, what: &str) -> Result<(), CacheMiss> {
 #[cfg(not(unix))]
 fn owned_by_us(_meta: &fs::Metadata, _what: &str) -> Result<(), CacheMiss> {
     Ok(())
-}
-
-/// Creates the cache directory, readable and writable by this user only.
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    let mut builder = fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)
 }
 
 #[cfg(test)]

@@ -110,13 +110,28 @@ pub const SCENARIOS: &[Scenario] = &[
     },
     Scenario {
         name: "daemon-dispatch",
-        about: "the daemon's evaluate with the pipeline run inline, in block_in_place and in spawn_blocking",
+        about: "the daemon's evaluate with the pipeline run on the judging pool, inline, in block_in_place and in spawn_blocking",
         run: crate::server::loadgen::dispatch,
+    },
+    Scenario {
+        name: "daemon-fsync",
+        about: "the daemon's evaluate with the decision log synced every 20 ms and before every answer (fsync: always), 1 and 8 connections",
+        run: crate::server::loadgen::fsync,
+    },
+    Scenario {
+        name: "healthz-stuck",
+        about: "GET /healthz on an idle daemon and while 8 calls run to their provider's timeout, judging pool and inline (needs the test fixtures)",
+        run: crate::server::loadgen::healthz_stuck,
     },
     Scenario {
         name: "reload",
         about: "POST /v1/admin/reload with a changed config to the first call judged by the new set",
         run: crate::server::loadgen::reload,
+    },
+    Scenario {
+        name: "console",
+        about: "a model response that pauses, from its POST to the paused event read from the console's event stream (200 pauses)",
+        run: crate::server::loadgen::console,
     },
     Scenario {
         name: "rules",
@@ -144,9 +159,19 @@ pub const SCENARIOS: &[Scenario] = &[
         run: approval,
     },
     Scenario {
+        name: "approval-resume",
+        about: "a resume alone, through the SQLite store: a message of 5 calls (3 approved, 2 never asked), every one judged again by the live pipeline (calls/10 resumes)",
+        run: approval_resume,
+    },
+    Scenario {
         name: "native",
         about: "the whole native stage (request checks, interaction policy, permission engine, triage detector) on a typical shell command, no provider",
         run: native,
+    },
+    Scenario {
+        name: "corpus",
+        about: "the whole native stage on each command of the shell corpus (sdk/analysis/tests/corpus, 3,701 commands from Debian manual pages) in full_auto with no rules; prints the share allowed, asked, denied and opaque",
+        run: corpus,
     },
     Scenario {
         name: "shell-analysis",
@@ -241,6 +266,76 @@ fn shell_analysis(calls: usize) -> anyhow::Result<Vec<Measurement>> {
     ])
 }
 
+/// The corpus, judged call by call in turn; the shares of each verdict on stderr.
+fn corpus(calls: usize) -> anyhow::Result<Vec<Measurement>> {
+    use crate::decision::Verdict;
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../sdk/analysis/tests/corpus/commands.tsv"
+    );
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("{path}: {e} (run from the source tree)"))?;
+    let commands: Vec<ToolCall> = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .filter_map(|l| l.splitn(3, '\t').nth(2))
+        .map(|escaped| {
+            let command = escaped
+                .replace("\\\\", "\u{0}")
+                .replace("\\n", "\n")
+                .replace('\u{0}', "\\");
+            let mut call = ToolCall::new("bash", json!({ "command": command }));
+            call.context.home = Some("/home/agent".into());
+            call.context.cwd = Some("/home/agent/project".into());
+            call
+        })
+        .collect();
+    let config = Config::parse("triage: {detector: true}\n", "<bench>", ".".into())?;
+    let warden = Warden::new(&config)?;
+    let (mut allowed, mut asked, mut denied, mut opaque) = (0, 0, 0, 0);
+    let mut by_code = std::collections::BTreeMap::<String, usize>::new();
+    for call in &commands {
+        let e = warden.evaluate(call, Caller::Agent).expect("decision");
+        if let Some(reason) = e.reasons.first() {
+            *by_code
+                .entry(format!("{:?} {}", e.verdict, reason.code))
+                .or_default() += 1;
+        }
+        match e.verdict {
+            Verdict::Allow => allowed += 1,
+            Verdict::Ask => asked += 1,
+            Verdict::Deny => denied += 1,
+        }
+        if e.reasons.iter().any(|r| r.code == "perm.opaque_command") {
+            opaque += 1;
+        }
+    }
+    let n = commands.len();
+    let share = |k: usize| 100.0 * k as f64 / n as f64;
+    eprintln!(
+        "corpus: {n} commands: allowed {allowed} ({:.1} %), asked {asked} ({:.1} %), denied {denied} ({:.1} %), opaque {opaque} ({:.2} %)",
+        share(allowed),
+        share(asked),
+        share(denied),
+        share(opaque)
+    );
+    eprintln!("corpus: by first reason: {by_code:?}");
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    Ok(vec![measure(
+        "native stage, corpus command",
+        1,
+        calls,
+        &|| {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % n;
+            std::hint::black_box(
+                warden
+                    .evaluate(&commands[i], Caller::Agent)
+                    .expect("decision"),
+            );
+        },
+    )])
+}
+
 /// A typical operator's rules: allow the usual read-only and build commands,
 /// ask before pushing, deny destructive ones.
 const NATIVE_CONFIG: &str = r#"
@@ -306,6 +401,66 @@ fn approval(calls: usize) -> anyhow::Result<Vec<Measurement>> {
     Ok(measurements)
 }
 
+fn approval_resume(calls: usize) -> anyhow::Result<Vec<Measurement>> {
+    use crate::approval::{
+        ApprovalGate, DecisionKind, Durability, ModelResponse, RequestDecision, ResumeRequest,
+        Reviewer, RunRef, RunState,
+    };
+
+    let yaml = "hitl_approval:\n  tools: [bash]\n  max_pending_per_principal: 1000000\nguardrails:\n  providers:\n    - name: allowlist\n      wasm: \"builtin:allowlist\"\n      config: {allowed_tools: [bash, read_file]}\n";
+    let config = Config::parse(yaml, "<bench>", ".".into())?;
+    let warden = std::sync::Arc::new(Warden::new(&config)?);
+    let dir = ScratchDir::new("approval-resume")?;
+    let gate = ApprovalGate::open(warden, &dir.0, Durability::Normal)?;
+    let response: ModelResponse = serde_json::from_value(json!({"message": {"tool_calls": [
+        {"id": "call_1", "name": "bash", "args": {"command": "git push origin main"}},
+        {"id": "call_2", "name": "read_file", "args": {"path": "README.md"}},
+        {"id": "call_3", "name": "bash", "args": {"command": "cargo publish --dry-run"}},
+        {"id": "call_4", "name": "read_file", "args": {"path": "src/main.rs"}},
+        {"id": "call_5", "name": "bash", "args": {"command": "make deploy ENV=staging"}}
+    ]}}))?;
+    // Pause every approval first (the warm-up takes some): only resumes are
+    // timed. They all wait at once, hence the quota above.
+    let resumes = (calls / 10).max(1);
+    let mut paused = Vec::new();
+    for n in 0..resumes + (resumes / 10).max(10) {
+        let run = RunRef::new(format!("bench-{n}"), "run-1");
+        let outcome = gate.submit(&run, &response, Caller::Agent)?;
+        anyhow::ensure!(outcome.run_state == RunState::WaitingForInput, "no pause");
+        let decisions = outcome
+            .requests
+            .iter()
+            .map(|r| RequestDecision {
+                request_id: r.request_id.clone(),
+                decision: DecisionKind::Approve,
+                args: None,
+                message: None,
+                grant: None,
+            })
+            .collect();
+        paused.push((run, outcome.approval_id, ResumeRequest::decide(decisions)));
+    }
+    let queue = std::sync::Mutex::new(paused);
+    let reviewer = Reviewer::human("bench");
+    let resume = || {
+        let (run, approval_id, request) = queue
+            .lock()
+            .expect("queue")
+            .pop()
+            .expect("a paused approval");
+        let resolution = gate
+            .resume(&reviewer, &run.thread_id, approval_id.as_deref(), &request)
+            .expect("a resume");
+        assert_eq!(resolution.calls.len(), 5);
+    };
+    Ok(vec![measure(
+        "resume, 5 calls judged again (SQLite WAL, durability: normal)",
+        1,
+        resumes,
+        &resume,
+    )])
+}
+
 fn round_trips(
     gate: &crate::approval::ApprovalGate,
     durability: crate::approval::Durability,
@@ -334,10 +489,12 @@ fn round_trips(
                 decision: crate::approval::DecisionKind::Approve,
                 args: None,
                 message: None,
+                grant: None,
             })
             .collect();
         let resolution = gate
             .resume(
+                &crate::approval::Reviewer::human("bench"),
                 &run.thread_id,
                 paused.approval_id.as_deref(),
                 &ResumeRequest::decide(decisions),

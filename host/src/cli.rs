@@ -14,6 +14,7 @@ use crate::config::Config;
 use crate::engine::CompiledFrom;
 use crate::pipeline::{Evaluation, Warden};
 use crate::request::{Caller, ToolCall};
+use crate::trust::Attribution;
 
 #[derive(Parser)]
 #[command(
@@ -36,9 +37,14 @@ enum Command {
         /// The request, `{"tool_name", "tool_input", "context"}`, or `-` for stdin (the default).
         #[arg(long, default_value = "-")]
         request: String,
-        /// Treat the caller as internal: it may set the run's interaction mode.
+        /// Treat the caller as internal: it may set the run's interaction mode,
+        /// every attribution field and the time the call is judged at.
         #[arg(long)]
         internal: bool,
+        /// Believe the call's context on these attribution fields, as a token
+        /// with `asserts:` (user_role, user_id, oauth_provider, oauth_id).
+        #[arg(long, value_delimiter = ',', value_name = "FIELD,...")]
+        asserts: Vec<Attribution>,
     },
     /// Load, verify and configure every provider, and print what was loaded.
     Check {
@@ -124,7 +130,8 @@ enum Command {
         check_expiry: bool,
     },
     /// Resolve a run's interaction policy from its context and print it: the
-    /// mode, whether a human may be asked, and the agent's guidance.
+    /// mode, whether a human may be asked, what a tool under `hitl_approval`
+    /// does, the tools to withhold, and the agent's guidance.
     Interaction {
         /// The run's context as JSON (the `context` of a request), or `-` for stdin.
         #[arg(long, default_value = "-")]
@@ -132,6 +139,14 @@ enum Command {
         /// Treat the caller as internal: it may set the run's interaction mode.
         #[arg(long)]
         internal: bool,
+        /// The configuration file, for `hitl_approval` (default: the embedded defaults).
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
+    /// Answer a harness's tool-call hook: `warden hook claude-code`.
+    Hook {
+        #[command(subcommand)]
+        harness: Hook,
     },
     /// Measure latency (p50, p99) and throughput on this machine; build with --release.
     Bench {
@@ -144,6 +159,27 @@ enum Command {
         /// List the scenarios and exit.
         #[arg(long)]
         list: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum Hook {
+    /// Claude Code's `PreToolUse` hook: the payload on stdin, the decision on
+    /// stdout (allow, deny or ask). Always exits 0: any failure is a deny.
+    ClaudeCode {
+        /// Judge in this process with this configuration (default: the
+        /// embedded defaults, unless --url is given).
+        #[arg(long, conflicts_with = "url")]
+        config: Option<PathBuf>,
+        /// Judge through the daemon at this URL (http), e.g. http://127.0.0.1:8787.
+        #[arg(long)]
+        url: Option<String>,
+        /// The environment variable holding the daemon's agent token.
+        #[arg(long, default_value = "WARDEN_TOKEN")]
+        token_env: String,
+        /// How long to wait for the daemon, in milliseconds.
+        #[arg(long, default_value_t = 2000)]
+        timeout_ms: u64,
     },
 }
 
@@ -198,17 +234,24 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
             config,
             request,
             internal,
+            asserts,
         } => {
             let config = load_config(config.as_deref())?;
             let body = read_request(&request)?;
-            let call = ToolCall::from_json(&body).context("invalid request")?;
             let warden = Warden::new(&config)?;
-            let caller = if internal {
-                Caller::Internal
-            } else {
-                Caller::Agent
+            let caller = Caller::of_credential(internal, asserts.into_iter().collect());
+            let evaluation = match ToolCall::from_json(&body) {
+                Ok(call) => warden
+                    .evaluate_alone(&call, caller)
+                    .context("invalid request")?,
+                // What a model wrote gets a decision, as on the daemon.
+                Err(err) => match err.refusal_code() {
+                    Some(code) => {
+                        crate::pipeline::refusal(&warden.snapshot(), code, &err.to_string())
+                    }
+                    None => return Err(anyhow::Error::new(err).context("invalid request")),
+                },
             };
-            let evaluation = warden.evaluate(&call, caller).context("invalid request")?;
             println!("{}", serde_json::to_string_pretty(&evaluation)?);
             Ok(ExitCode::SUCCESS)
         }
@@ -248,7 +291,30 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
             file,
             check_expiry,
         } => verify_decision(&key, &file, check_expiry),
-        Command::Interaction { context, internal } => interaction(&context, internal),
+        Command::Interaction {
+            context,
+            internal,
+            config,
+        } => interaction(&context, internal, config.as_deref()),
+        Command::Hook {
+            harness:
+                Hook::ClaudeCode {
+                    config,
+                    url,
+                    token_env,
+                    timeout_ms,
+                },
+        } => {
+            let judge = match &url {
+                Some(url) => crate::hook::Judge::Daemon {
+                    url,
+                    token: std::env::var(&token_env).ok(),
+                    timeout: std::time::Duration::from_millis(timeout_ms),
+                },
+                None => crate::hook::Judge::Config(config.as_deref()),
+            };
+            crate::hook::claude_code(&judge)
+        }
         Command::Bench {
             scenarios,
             calls,
@@ -359,8 +425,8 @@ fn verify_decision(key: &Path, file: &str, check_expiry: bool) -> anyhow::Result
     Ok(ExitCode::SUCCESS)
 }
 
-fn interaction(source: &str, internal: bool) -> anyhow::Result<ExitCode> {
-    use crate::policy::interaction::{CLARIFICATION_TOOL, RunInteractionPolicy};
+fn interaction(source: &str, internal: bool, config: Option<&Path>) -> anyhow::Result<ExitCode> {
+    use crate::approval::{ApprovalList, InteractionQuery, InteractionReport};
     let body = read_request(source)?;
     let context: crate::request::CallContext =
         serde_json::from_slice(&body).context("invalid context")?;
@@ -369,17 +435,13 @@ fn interaction(source: &str, internal: bool) -> anyhow::Result<ExitCode> {
     } else {
         Caller::Agent
     };
-    let policy = RunInteractionPolicy::resolve(&context, caller)?;
-    let out = serde_json::json!({
-        "mode": policy.mode,
-        "can_ask_human": policy.can_ask_human(),
-        "why_no_human": policy.why_no_human(),
-        "offer_ask_clarification": policy.offers_tool(CLARIFICATION_TOOL),
-        "network_requests": policy.network_request(),
-        "dropped_keys": policy.dropped_keys,
-        "guidance": policy.guidance(),
-    });
-    println!("{}", serde_json::to_string_pretty(&out)?);
+    let list = ApprovalList::new(&load_config(config)?.hitl_approval);
+    let query = InteractionQuery {
+        context,
+        tools: None,
+    };
+    let report = InteractionReport::resolve(&query, caller, &list)?;
+    println!("{}", serde_json::to_string_pretty(&report)?);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -458,9 +520,11 @@ fn demo_approval(warden: std::sync::Arc<Warden>) -> anyhow::Result<()> {
                 decision: crate::approval::DecisionKind::Approve,
                 args: None,
                 message: None,
+                grant: None,
             })
             .collect();
         let resolution = gate.resume(
+            &crate::approval::Reviewer::human("demo-reviewer"),
             "demo-thread",
             Some(approval_id),
             &ResumeRequest::decide(decisions),
@@ -468,7 +532,7 @@ fn demo_approval(warden: std::sync::Arc<Warden>) -> anyhow::Result<()> {
         let answered = resolution.calls.iter().filter(|c| c.decision.is_some());
         for call in answered.filter(|c| c.status == CallStatus::Run) {
             println!(
-                "RUN     {} ({}), approved by a human",
+                "RUN     {} ({}), approved by demo-reviewer",
                 call.name,
                 call.id.as_deref().unwrap_or("?")
             );

@@ -349,6 +349,13 @@ impl Config {
         Ok(config)
     }
 
+    /// Puts the data directory at `dir` (the command line's `--data-dir`,
+    /// relative to the working directory), whatever the file says: the
+    /// approval store, the logs and the compiled cache all follow it.
+    pub fn set_data_dir(&mut self, dir: &Path) {
+        self.data_dir = Some(std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf()));
+    }
+
     /// The data directory, resolved.
     pub fn data_dir(&self) -> PathBuf {
         match &self.data_dir {
@@ -456,7 +463,10 @@ impl Config {
         }
         self.hitl_approval
             .check()
-            .map_err(|(i, message)| self.invalid(format!("hitl_approval.tools[{i}]"), message))?;
+            .map_err(|(key, message)| self.invalid(format!("hitl_approval.{key}"), message))?;
+        self.server
+            .check()
+            .map_err(|(key, message)| self.invalid(format!("server.{key}"), message))?;
         Ok(())
     }
 }

@@ -10,6 +10,7 @@ use std::time::Instant;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::approval::{Listed, Reach, RunOrigin};
 use crate::config::Config;
 use crate::decision::{Decision, Reason, StageOpinion, Verdict, combine};
 use crate::policy::interaction::{InteractionMode, RunInteractionPolicy};
@@ -18,9 +19,9 @@ use crate::provider::{GuestCall, GuestInteractionMode, LoadError};
 use crate::registry::{Registry, Snapshot};
 use crate::request::{Caller, RequestError, ToolCall};
 use crate::signing::{DecisionRecord, RecordFacts};
+use crate::trust::{self, Admitted};
 
-/// The reason code added when a caller sent internal-only context keys.
-pub const CONTEXT_KEYS_DROPPED: &str = "warden.context_keys_dropped";
+pub use crate::trust::CONTEXT_KEYS_DROPPED;
 /// The reason code of an ask turned into a deny because nobody can be asked.
 pub const ASK_UNAVAILABLE: &str = "warden.ask_unavailable";
 /// The reason code of a clarification question in a run where nobody can answer.
@@ -51,6 +52,9 @@ pub struct Evaluation {
     /// The provider set that judged the call.
     pub generation: u64,
     pub duration_us: u64,
+    /// The time every time-based rule judged against (RFC 3339): the host's
+    /// clock, or an internal caller's `context.timestamp`.
+    pub judged_at: String,
 }
 
 /// One stage's contribution, for the caller and the audit log.
@@ -93,12 +97,25 @@ impl Warden {
         &self.registry
     }
 
-    /// Judges one tool call. An error means the request itself was refused
-    /// (malformed, or an unknown interaction mode); every other outcome,
-    /// including every provider failure, is a decision.
+    /// Judges one tool call. An error means the harness's part of the request
+    /// was refused (its context: an unknown interaction mode, a malformed
+    /// timestamp); everything an agent's model controls (the tool name, the
+    /// arguments, their depth, the call's id) and every provider failure gets a
+    /// decision.
     pub fn evaluate(&self, call: &ToolCall, caller: Caller) -> Result<Evaluation, RequestError> {
         let snapshot = self.registry.current();
         evaluate(&snapshot, call, caller)
+    }
+
+    /// Judges one call that comes alone, not in a model response: as
+    /// [`Warden::evaluate`], and then the approval list (see [`evaluate_alone`]).
+    pub fn evaluate_alone(
+        &self,
+        call: &ToolCall,
+        caller: Caller,
+    ) -> Result<Evaluation, RequestError> {
+        let snapshot = self.registry.current();
+        evaluate_alone(&snapshot, call, caller)
     }
 
     /// The snapshot currently serving calls.
@@ -107,15 +124,53 @@ impl Warden {
     }
 }
 
-/// Judges one call on one snapshot.
+/// Judges one call on one snapshot, as one call of a model response: the
+/// approval gate applies the approval list itself.
 pub fn evaluate(
     snapshot: &Snapshot,
     call: &ToolCall,
     caller: Caller,
 ) -> Result<Evaluation, RequestError> {
+    judge(snapshot, call, caller, Alone::No)
+}
+
+/// Judges one call that comes alone (`POST /v1/evaluate`, `warden eval`, a
+/// harness's hook), where no pause can be made: the pipeline, then the approval
+/// list. A listed tool is never allowed here: it asks
+/// (`warden.approval_required`) where a human can be asked, and the harness makes
+/// the pause (the tool-calls route, or its middleware); in a run that cannot
+/// pause it follows `hitl_approval.non_interactive`. An ask in a run whose
+/// origin shows no approvals (IM, extension, MCP notification) is a deny.
+pub fn evaluate_alone(
+    snapshot: &Snapshot,
+    call: &ToolCall,
+    caller: Caller,
+) -> Result<Evaluation, RequestError> {
+    judge(snapshot, call, caller, Alone::Yes)
+}
+
+/// Whether the call comes alone (and the approval list applies here).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Alone {
+    Yes,
+    No,
+}
+
+fn judge(
+    snapshot: &Snapshot,
+    call: &ToolCall,
+    caller: Caller,
+    alone: Alone,
+) -> Result<Evaluation, RequestError> {
     let started = Instant::now();
-    call.validate()?;
+    if let Err(err) = call.validate() {
+        return match err.refusal_code() {
+            Some(code) => Ok(refusal(snapshot, code, &err.to_string())),
+            None => Err(err),
+        };
+    }
     let interaction = RunInteractionPolicy::resolve(&call.context, caller)?;
+    let admitted = trust::admit(call, caller);
     let mut opinions: Vec<StageOpinion> = Vec::new();
     let mut stages: Vec<StageReport> = Vec::new();
     let mut record = |stage: String, decision: Decision, t: Instant, extra: StageExtra| {
@@ -152,16 +207,19 @@ pub fn evaluate(
     // The native permission engine: nothing after it can loosen its deny.
     let permissions = &snapshot.permissions;
     let canonical = permissions.canonical(call);
+    // Whether an explicit rule decided: triage's advisory findings then stand aside.
+    let mut ruled = false;
     if worst != Verdict::Deny {
         let t = Instant::now();
-        let native = permissions.evaluate(&canonical);
+        let (native, explicit) = permissions.judge(&canonical);
+        ruled = explicit;
         worst = record("permissions".into(), native, t, StageExtra::default());
     }
 
     // The providers, in order; a deny ends the chain.
     let providers = snapshot.providers.providers();
     if worst != Verdict::Deny && snapshot.guardrails.enabled && !providers.is_empty() {
-        let guest_call = guest_call(snapshot, call, interaction.mode);
+        let guest_call = guest_call(snapshot, call, &admitted, interaction.mode);
         for provider in providers {
             let t = Instant::now();
             let (decision, extra) = match provider.evaluate(&guest_call) {
@@ -202,7 +260,9 @@ pub fn evaluate(
     // Risk triage: may only raise the verdict.
     if worst != Verdict::Deny {
         let t = Instant::now();
-        let (raised, report) = snapshot.triage.assess(&canonical, &call.tool_input, worst);
+        let (raised, report) = snapshot
+            .triage
+            .assess(&canonical, &call.tool_input, worst, ruled);
         // Reported when it raised the verdict or consulted its classifier; a
         // stage with nothing to add keeps the verdict and gives no reason.
         if raised.is_some() || report.classifier.is_some() {
@@ -215,7 +275,7 @@ pub fn evaluate(
         }
     }
 
-    let (decision, decided_by) = combine(&opinions);
+    let (decision, mut decided_by) = combine(&opinions);
     let mut verdict = decision.verdict;
     let mut reasons = decision.reasons;
     // Autonomy never silently escalates: an ask that cannot reach a human is a deny.
@@ -225,8 +285,57 @@ pub fn evaluate(
         verdict = Verdict::Deny;
         reasons.insert(0, ask_unavailable(&why));
     }
+    if alone == Alone::Yes {
+        let t = Instant::now();
+        let reach = Reach::of(&interaction, RunOrigin::resolve(&call.context, caller)?);
+        let approval = match (verdict, &reach) {
+            (Verdict::Ask, Reach::Unattended(why)) => {
+                verdict = Verdict::Deny;
+                reasons.insert(0, ask_unavailable(why));
+                None
+            }
+            (Verdict::Allow, _) => crate::approval::listed(snapshot, call, &reach),
+            _ => None,
+        };
+        if let Some(listed) = approval {
+            let stage_verdict = match listed {
+                Listed::Pause(reason) => {
+                    reasons = vec![reason];
+                    Verdict::Ask
+                }
+                Listed::Waived(reason) => {
+                    reasons.push(reason);
+                    Verdict::Allow
+                }
+                Listed::Unavailable(reason) => {
+                    reasons = vec![reason];
+                    Verdict::Deny
+                }
+            };
+            verdict = stage_verdict;
+            decided_by = Some(crate::approval::codes::STAGE.into());
+            stages.push(StageReport {
+                stage: crate::approval::codes::STAGE.into(),
+                verdict,
+                codes: reasons.iter().map(|r| r.code.clone()).collect(),
+                duration_us: micros(t),
+                digest: None,
+                fuel_used: None,
+                error_detail: None,
+                classifier: None,
+            });
+        }
+    }
     if let Some(message) = interaction.dropped_keys_message() {
         reasons.push(Reason::new(CONTEXT_KEYS_DROPPED, message));
+    }
+    reasons.extend(admitted.notice());
+    // Made safe to write out here, once: the answer, the log and a signed
+    // record then say the same.
+    for reason in &mut reasons {
+        reason.message = snapshot
+            .redactor
+            .reason_message(&reason.message, &call.tool_input);
     }
     let decision_record = snapshot.signer.as_ref().map(|signer| {
         signer.sign(RecordFacts {
@@ -259,7 +368,42 @@ pub fn evaluate(
         decision_record,
         generation: snapshot.providers.generation(),
         duration_us: micros(started),
+        judged_at: admitted.judged_at,
     })
+}
+
+/// The stage that refuses what a request cannot be judged on (malformed by
+/// the agent's model: its size, JSON, depth, names, ids).
+pub const INTAKE_STAGE: &str = "intake";
+
+/// The deny decision for a request refused before any stage could judge it;
+/// the first reason names the cause. It carries no signed record: there is no
+/// well-formed call to bind one to.
+pub fn refusal(snapshot: &Snapshot, code: &str, message: &str) -> Evaluation {
+    let reason = Reason::new(code, message);
+    Evaluation {
+        verdict: Verdict::Deny,
+        allow: false,
+        reasons: vec![reason.clone()],
+        policy_id: None,
+        metadata: Map::new(),
+        decided_by: Some(INTAKE_STAGE.into()),
+        interaction_mode: InteractionMode::Interactive,
+        stages: vec![StageReport {
+            stage: INTAKE_STAGE.into(),
+            verdict: Verdict::Deny,
+            codes: vec![reason.code],
+            duration_us: 0,
+            digest: None,
+            fuel_used: None,
+            error_detail: None,
+            classifier: None,
+        }],
+        decision_record: None,
+        generation: snapshot.providers.generation(),
+        duration_us: 0,
+        judged_at: crate::request::now_rfc3339(),
+    }
 }
 
 /// The reason an ask becomes a deny when nobody can answer it.
@@ -272,12 +416,28 @@ pub fn ask_unavailable(why: &str) -> Reason {
 
 /// The call as providers see it. With a passport configured, the call is
 /// attributed to it (as DeerFlow does).
-fn guest_call(snapshot: &Snapshot, call: &ToolCall, mode: InteractionMode) -> GuestCall {
-    provider_call(call, snapshot.guardrails.passport.as_deref(), mode)
+fn guest_call(
+    snapshot: &Snapshot,
+    call: &ToolCall,
+    admitted: &Admitted,
+    mode: InteractionMode,
+) -> GuestCall {
+    provider_call(
+        call,
+        admitted,
+        snapshot.guardrails.passport.as_deref(),
+        mode,
+    )
 }
 
-/// The call as a provider sees it, attributed to `passport` when one is set.
-pub fn provider_call(call: &ToolCall, passport: Option<&str>, mode: InteractionMode) -> GuestCall {
+/// The call as a provider sees it: the context as `admitted` (`trust::admit`)
+/// believes it, attributed to `passport` when one is set.
+pub fn provider_call(
+    call: &ToolCall,
+    admitted: &Admitted,
+    passport: Option<&str>,
+    mode: InteractionMode,
+) -> GuestCall {
     let ctx = &call.context;
     GuestCall {
         tool_name: call.tool_name.clone(),
@@ -288,12 +448,12 @@ pub fn provider_call(call: &ToolCall, passport: Option<&str>, mode: InteractionM
         thread_id: ctx.thread_id.clone(),
         run_id: ctx.run_id.clone(),
         tool_call_id: call.tool_call_id.clone(),
-        user_id: ctx.user_id.clone(),
-        user_role: ctx.user_role.clone(),
-        oauth_provider: ctx.oauth_provider.clone(),
-        oauth_id: ctx.oauth_id.clone(),
+        user_id: admitted.user_id.map(str::to_string),
+        user_role: admitted.user_role.map(str::to_string),
+        oauth_provider: admitted.oauth_provider.map(str::to_string),
+        oauth_id: admitted.oauth_id.map(str::to_string),
         is_subagent: ctx.is_subagent,
-        timestamp: call.timestamp(),
+        timestamp: admitted.judged_at.clone(),
         interaction_mode: match mode {
             InteractionMode::Interactive => GuestInteractionMode::Interactive,
             InteractionMode::Scheduled => GuestInteractionMode::Scheduled,

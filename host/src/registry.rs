@@ -14,6 +14,7 @@ use crate::config::{Config, Guardrails, Role};
 use crate::policy::permissions::PermissionEngine;
 use crate::policy::triage::Triage;
 use crate::provider::{Classifier, LoadError, Provider};
+use crate::redact::Redactor;
 use crate::signing::Signer;
 
 /// Numbers provider sets in the order they were loaded, process-wide.
@@ -85,6 +86,11 @@ pub struct Snapshot {
     pub signer: Option<Arc<Signer>>,
     /// `hitl_approval`, compiled: which calls need a human.
     pub approval_list: ApprovalList,
+    /// Cleans reason messages when they are made (`decision_log.redact` and
+    /// the built-in patterns).
+    pub redactor: Redactor,
+    /// `hitl_approval` as configured: quotas, who may approve.
+    pub hitl_approval: crate::approval::HitlApproval,
 }
 
 impl Snapshot {
@@ -134,13 +140,19 @@ impl Snapshot {
                 )
             })
             .transpose()?;
+        let redactor =
+            Redactor::new(&config.decision_log.redact).map_err(|err| LoadError::Policy {
+                message: err.to_string(),
+            })?;
         Ok(Snapshot {
+            redactor,
             guardrails: config.guardrails.clone(),
             permissions,
             triage: Triage::new(&config.triage, classifier),
             providers: ProviderSet::load(config)?,
             signer,
             approval_list: ApprovalList::new(&config.hitl_approval),
+            hitl_approval: config.hitl_approval.clone(),
         })
     }
 }

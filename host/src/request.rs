@@ -1,6 +1,10 @@
 //! A tool call as a harness sends it, parsed strictly and validated (size, depth,
-//! tool name) before anything judges it. A malformed request is refused with an
-//! error that says what is wrong and where; it is never judged.
+//! tool name, ids) before anything judges it. What an agent's model controls (the
+//! tool name, the arguments, their size and depth, the call's id) is never an
+//! error: [`RequestError::refusal_code`] names the deny decision it becomes, so
+//! that a harness which treats errors as fail-open cannot run an unjudged call.
+//! What only the harness controls (the request's shape, its context) is an error
+//! that says what is wrong and where.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -13,6 +17,29 @@ pub const MAX_REQUEST_BYTES: usize = 1 << 20;
 pub const MAX_INPUT_DEPTH: usize = 64;
 /// The longest tool name accepted, in bytes.
 pub const MAX_TOOL_NAME_BYTES: usize = 256;
+/// The longest id (thread, run, agent, user, tool call, ...) accepted, in bytes.
+pub const MAX_ID_BYTES: usize = 256;
+/// The longest path (`cwd`, `home`) accepted, in bytes.
+pub const MAX_PATH_BYTES: usize = 4096;
+
+/// The reason codes of requests refused as decisions.
+pub mod codes {
+    /// The body is not valid JSON (a syntax error, `NaN`, a lone surrogate).
+    pub const INVALID_JSON: &str = "warden.invalid_json";
+    /// The body, or the arguments, are larger than the limit.
+    pub const INPUT_TOO_LARGE: &str = "warden.input_too_large";
+    /// The body, or the arguments, nest deeper than the limit.
+    pub const INPUT_TOO_DEEP: &str = "warden.input_too_deep";
+    /// An object in the body names the same key twice.
+    pub const DUPLICATE_KEY: &str = "warden.duplicate_key";
+    /// The tool name is empty, too long, or holds whitespace or control characters.
+    pub const INVALID_TOOL_NAME: &str = "oap.invalid_tool_name";
+    /// The arguments are not a JSON object.
+    pub const INVALID_TOOL_INPUT: &str = "warden.invalid_tool_input";
+    /// An id (`tool_call_id`, `context.thread_id`, ...) is too long or holds
+    /// control characters.
+    pub const INVALID_ID: &str = "warden.invalid_id";
+}
 
 /// One tool call: `{"tool_name": ..., "tool_input": {...}, "context": {...}}`.
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -53,7 +80,8 @@ pub struct CallContext {
     pub oauth_id: Option<String>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_subagent: bool,
-    /// When the call was made (RFC 3339); the host's clock when absent.
+    /// When the call was made (RFC 3339), as the caller says: recorded; the
+    /// time a call is judged at is the host's unless the caller is internal.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<String>,
     /// The run's working directory, against which relative paths are judged.
@@ -89,10 +117,15 @@ pub struct CallContext {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Caller {
-    /// An agent harness: may not choose the run's interaction mode.
+    /// An agent harness: may not choose the run's interaction mode, the clock
+    /// or an attribution field that grants authority (`user_role`, ...).
     #[default]
     Agent,
-    /// A trusted internal component (the harness's own scheduler or gateway).
+    /// An agent harness whose token may assert these attribution fields
+    /// (`asserts:`), and nothing else an agent may not set.
+    Asserting(crate::trust::Asserts),
+    /// A trusted internal component (the harness's own scheduler or gateway):
+    /// may set every context key, and its `timestamp` is believed.
     Internal,
 }
 
@@ -110,8 +143,17 @@ pub enum RequestError {
     },
     #[error("request field `{field}`: {message}")]
     Field { field: String, message: String },
-    #[error("tool_input nests deeper than {limit} levels")]
+    #[error("the request nests JSON deeper than {limit} levels")]
     TooDeep { limit: usize },
+    /// An object names a key twice: parsers disagree on which value counts.
+    #[error("ambiguous request: {0}")]
+    DuplicateKey(String),
+    #[error("tool_name: {0}")]
+    ToolName(String),
+    #[error("tool_input must be a JSON object")]
+    ToolInput,
+    #[error("{field}: {message}")]
+    Id { field: String, message: String },
     #[error(
         "context.interaction_mode: invalid interaction_mode '{given}'; expected one of: {expected}"
     )]
@@ -119,6 +161,22 @@ pub enum RequestError {
 }
 
 impl RequestError {
+    /// The deny decision's reason code, when the refused part is one an agent's
+    /// model controls (then the request gets a decision, never an error);
+    /// `None` for what only the harness controls.
+    pub fn refusal_code(&self) -> Option<&'static str> {
+        match self {
+            RequestError::TooLarge { .. } => Some(codes::INPUT_TOO_LARGE),
+            RequestError::Syntax { .. } => Some(codes::INVALID_JSON),
+            RequestError::TooDeep { .. } => Some(codes::INPUT_TOO_DEEP),
+            RequestError::DuplicateKey(_) => Some(codes::DUPLICATE_KEY),
+            RequestError::ToolName(_) => Some(codes::INVALID_TOOL_NAME),
+            RequestError::ToolInput => Some(codes::INVALID_TOOL_INPUT),
+            RequestError::Id { .. } => Some(codes::INVALID_ID),
+            RequestError::Field { .. } | RequestError::UnknownInteractionMode { .. } => None,
+        }
+    }
+
     fn field(field: &str, message: impl Into<String>) -> Self {
         RequestError::Field {
             field: field.to_string(),
@@ -138,14 +196,28 @@ impl ToolCall {
         }
     }
 
-    /// Parses a request body and validates it.
+    /// Parses a request body and validates it, with the default depth limit.
     pub fn from_json(body: &[u8]) -> Result<ToolCall, RequestError> {
+        ToolCall::from_json_within(body, MAX_INPUT_DEPTH)
+    }
+
+    /// Parses a request body nested at most `max_depth` levels (the whole body)
+    /// and validates it. The text is checked first (JSON at all, depth,
+    /// duplicate keys), so that what is judged is what every parser would read.
+    pub fn from_json_within(body: &[u8], max_depth: usize) -> Result<ToolCall, RequestError> {
         if body.len() > MAX_REQUEST_BYTES {
             return Err(RequestError::TooLarge {
                 size: body.len(),
                 limit: MAX_REQUEST_BYTES,
             });
         }
+        crate::strict_json::check(body, max_depth)?;
+        ToolCall::from_checked_json(body)
+    }
+
+    /// Parses and validates a body whose text [`crate::strict_json::check`]
+    /// already passed (the daemon checks it as it reads it).
+    pub fn from_checked_json(body: &[u8]) -> Result<ToolCall, RequestError> {
         let mut deserializer = serde_json::Deserializer::from_slice(body);
         let call: ToolCall = serde_path_to_error::deserialize(&mut deserializer)
             .map_err(|err| json_error(err.path().to_string(), err.into_inner()))?;
@@ -156,35 +228,23 @@ impl ToolCall {
         Ok(call)
     }
 
-    /// Checks what serde alone cannot.
+    /// Checks what serde alone cannot. The model-controlled parts first, so
+    /// that a call both malformed by its model and by its harness is refused as
+    /// a decision.
     pub fn validate(&self) -> Result<(), RequestError> {
-        let name = &self.tool_name;
-        if name.is_empty() {
-            return Err(RequestError::field("tool_name", "must not be empty"));
-        }
-        if name.len() > MAX_TOOL_NAME_BYTES {
-            return Err(RequestError::field(
-                "tool_name",
-                format!(
-                    "is {} bytes; the limit is {MAX_TOOL_NAME_BYTES}",
-                    name.len()
-                ),
-            ));
-        }
-        if name.chars().any(|c| c.is_control() || c.is_whitespace()) {
-            return Err(RequestError::field(
-                "tool_name",
-                "must not contain whitespace or control characters",
-            ));
-        }
+        check_tool_name(&self.tool_name)?;
         if !self.tool_input.is_object() {
-            return Err(RequestError::field("tool_input", "must be a JSON object"));
+            return Err(RequestError::ToolInput);
         }
         if depth(&self.tool_input) > MAX_INPUT_DEPTH {
             return Err(RequestError::TooDeep {
                 limit: MAX_INPUT_DEPTH,
             });
         }
+        if let Some(id) = &self.tool_call_id {
+            check_text("tool_call_id", id, MAX_ID_BYTES)?;
+        }
+        self.context.check_ids()?;
         if let Some(ts) = &self.context.timestamp {
             OffsetDateTime::parse(ts, &Rfc3339).map_err(|e| {
                 RequestError::field("context.timestamp", format!("'{ts}' is not RFC 3339: {e}"))
@@ -192,10 +252,88 @@ impl ToolCall {
         }
         Ok(())
     }
+}
 
-    /// The call's timestamp, or now.
-    pub fn timestamp(&self) -> String {
-        self.context.timestamp.clone().unwrap_or_else(now_rfc3339)
+impl CallContext {
+    /// Every id at most [`MAX_ID_BYTES`], every path at most [`MAX_PATH_BYTES`],
+    /// none with control characters.
+    pub fn check_ids(&self) -> Result<(), RequestError> {
+        let ids = [
+            ("context.agent_id", &self.agent_id),
+            ("context.thread_id", &self.thread_id),
+            ("context.run_id", &self.run_id),
+            ("context.user_id", &self.user_id),
+            ("context.user_role", &self.user_role),
+            ("context.oauth_provider", &self.oauth_provider),
+            ("context.oauth_id", &self.oauth_id),
+            ("context.interaction_mode", &self.interaction_mode),
+            ("context.channel_name", &self.channel_name),
+            ("context.run_origin", &self.run_origin),
+        ];
+        for (field, value) in ids {
+            if let Some(value) = value {
+                check_text(field, value, MAX_ID_BYTES)?;
+            }
+        }
+        for (field, value) in [("context.cwd", &self.cwd), ("context.home", &self.home)] {
+            if let Some(value) = value {
+                check_text(field, value, MAX_PATH_BYTES)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A tool name: 1 to [`MAX_TOOL_NAME_BYTES`] bytes, no whitespace or control
+/// characters.
+pub fn check_tool_name(name: &str) -> Result<(), RequestError> {
+    let problem = if name.is_empty() {
+        "must not be empty".to_string()
+    } else if name.len() > MAX_TOOL_NAME_BYTES {
+        format!(
+            "is {} bytes; the limit is {MAX_TOOL_NAME_BYTES}",
+            name.len()
+        )
+    } else if name.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        "must not contain whitespace or control characters".to_string()
+    } else {
+        return Ok(());
+    };
+    Err(RequestError::ToolName(problem))
+}
+
+fn check_text(field: &str, value: &str, limit: usize) -> Result<(), RequestError> {
+    let message = if value.len() > limit {
+        format!("is {} bytes; the limit is {limit}", value.len())
+    } else if value.chars().any(char::is_control) {
+        "must not contain control characters".to_string()
+    } else {
+        return Ok(());
+    };
+    Err(RequestError::Id {
+        field: field.to_string(),
+        message,
+    })
+}
+
+impl From<crate::strict_json::JsonProblem> for RequestError {
+    fn from(problem: crate::strict_json::JsonProblem) -> Self {
+        use crate::strict_json::JsonProblem;
+        match problem {
+            JsonProblem::Syntax {
+                message,
+                line,
+                column,
+            } => RequestError::Syntax {
+                message,
+                line,
+                column,
+            },
+            JsonProblem::TooDeep { limit } => RequestError::TooDeep { limit },
+            duplicate @ JsonProblem::DuplicateKey { .. } => {
+                RequestError::DuplicateKey(duplicate.to_string())
+            }
+        }
     }
 }
 
@@ -269,26 +407,62 @@ mod tests {
     #[test]
     fn tool_input_must_be_an_object() {
         let err = parse(r#"{"tool_name":"bash","tool_input":"rm -rf /"}"#).unwrap_err();
-        assert_eq!(
-            err,
-            RequestError::field("tool_input", "must be a JSON object")
+        assert_eq!(err, RequestError::ToolInput);
+        assert_eq!(err.refusal_code(), Some(codes::INVALID_TOOL_INPUT));
+    }
+
+    #[test]
+    fn an_empty_tool_name_is_refused_as_a_decision() {
+        let err = parse(r#"{"tool_name":""}"#).unwrap_err();
+        assert_eq!(err.refusal_code(), Some(codes::INVALID_TOOL_NAME));
+    }
+
+    #[test]
+    fn a_tool_name_with_a_newline_or_a_space_is_refused_as_a_decision() {
+        for body in [r#"{"tool_name":"ba\nsh"}"#, r#"{"tool_name":"read file"}"#] {
+            assert!(
+                matches!(parse(body), Err(RequestError::ToolName(_))),
+                "{body}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_duplicate_argument_key_is_refused_as_ambiguous() {
+        let err =
+            parse(r#"{"tool_name":"bash","tool_input":{"command":"ls","command":"rm -rf ~"}}"#)
+                .unwrap_err();
+        assert_eq!(err.refusal_code(), Some(codes::DUPLICATE_KEY));
+        assert!(err.to_string().contains("'command'"), "{err}");
+        assert!(err.to_string().contains("tool_input"), "{err}");
+    }
+
+    #[test]
+    fn a_thread_id_longer_than_the_limit_is_refused_as_a_decision() {
+        let body = format!(
+            r#"{{"tool_name":"bash","context":{{"thread_id":"{}"}}}}"#,
+            "t".repeat(MAX_ID_BYTES + 1)
         );
+        let err = parse(&body).unwrap_err();
+        assert_eq!(err.refusal_code(), Some(codes::INVALID_ID));
+        assert!(err.to_string().contains("context.thread_id"), "{err}");
     }
 
     #[test]
-    fn an_empty_tool_name_is_refused() {
-        assert!(matches!(
-            parse(r#"{"tool_name":""}"#),
-            Err(RequestError::Field { .. })
-        ));
+    fn what_only_the_harness_controls_stays_an_error() {
+        for body in [
+            r#"{"tool_name":"bash","context":{"is_subagnet":true}}"#,
+            r#"{"tool_name":"bash","context":{"timestamp":"yesterday"}}"#,
+            r#"{"tool_name":7}"#,
+        ] {
+            assert_eq!(parse(body).unwrap_err().refusal_code(), None, "{body}");
+        }
     }
 
     #[test]
-    fn a_tool_name_with_a_newline_is_refused() {
-        assert!(matches!(
-            parse(r#"{"tool_name":"ba\nsh"}"#),
-            Err(RequestError::Field { .. })
-        ));
+    fn nan_in_the_arguments_is_refused_as_invalid_json() {
+        let err = parse(r#"{"tool_name":"bash","tool_input":{"n":NaN}}"#).unwrap_err();
+        assert_eq!(err.refusal_code(), Some(codes::INVALID_JSON));
     }
 
     #[test]

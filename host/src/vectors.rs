@@ -154,7 +154,13 @@ pub fn check(provider: &Provider, vector: &Vector) -> Outcome {
 
 /// The provider's decision on a vector's request, failures included.
 fn opinion(provider: &Provider, vector: &Vector) -> Decision {
-    match provider.evaluate(&provider_call(&vector.request, None, vector.mode)) {
+    match provider.evaluate(&provider_call(
+        &vector.request,
+        // A vector is a trusted request: its context is judged as written.
+        &crate::trust::admit(&vector.request, Caller::Internal),
+        None,
+        vector.mode,
+    )) {
         Ok(opinion) => opinion.decision,
         Err(failure) => failure.to_decision(provider.name(), provider.on_error()),
     }

@@ -217,7 +217,34 @@ fn resume_with_decisions_that_do_not_match_exits_two_with_the_mismatch() {
 }
 
 #[test]
-fn of_two_resumes_started_at_once_in_two_processes_exactly_one_wins() {
+fn of_two_different_resumes_started_at_once_in_two_processes_exactly_one_wins() {
+    let env = Env::new();
+    let outcome = env.pause("t1");
+    let file = env.write("decisions.json", &approve_all(&outcome));
+    let resume = |reviewer: &'static str| {
+        let args = [
+            "approvals",
+            "resume",
+            "--thread",
+            "t1",
+            "--decisions",
+            file.as_str(),
+            "--reviewer",
+            reviewer,
+        ];
+        env.spawn(&args, None)
+    };
+    let children = [resume("alice"), resume("bob")];
+    let mut codes: Vec<i32> = children
+        .into_iter()
+        .map(|c| code(&c.wait_with_output().unwrap()))
+        .collect();
+    codes.sort();
+    assert_eq!(codes, [0, 3]);
+}
+
+#[test]
+fn the_same_resume_in_two_processes_consumes_once_and_both_get_the_answer() {
     let env = Env::new();
     let outcome = env.pause("t1");
     let file = env.write("decisions.json", &approve_all(&outcome));
@@ -228,14 +255,38 @@ fn of_two_resumes_started_at_once_in_two_processes_exactly_one_wins() {
         "t1",
         "--decisions",
         file.as_str(),
+        "--reviewer",
+        "alice",
     ];
     let children = [env.spawn(&args, None), env.spawn(&args, None)];
-    let mut codes: Vec<i32> = children
+    let answers: Vec<Value> = children
         .into_iter()
-        .map(|c| code(&c.wait_with_output().unwrap()))
+        .map(|c| {
+            let out = c.wait_with_output().unwrap();
+            assert_eq!(code(&out), 0, "{}", stderr(&out));
+            json_of(&out)
+        })
         .collect();
-    codes.sort();
-    assert_eq!(codes, [0, 3]);
+    assert_eq!(
+        answers[0]["consumption_id"], answers[1]["consumption_id"],
+        "one consumption"
+    );
+    let replayed: Vec<bool> = answers
+        .iter()
+        .map(|a| a["replayed"].as_bool().unwrap())
+        .collect();
+    assert!(
+        replayed.contains(&true) && replayed.contains(&false),
+        "{replayed:?}"
+    );
+    let history = json_of(&env.run(&["approvals", "history", "--thread", "t1"], None));
+    let resumed = history
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "resumed")
+        .count();
+    assert_eq!(resumed, 1);
 }
 
 #[test]
@@ -262,7 +313,7 @@ fn clear_rejects_the_pause_frees_the_thread_and_is_journalled() {
     let history = json_of(&env.run(&["approvals", "history", "--thread", "t1"], None));
     let last = history.as_array().unwrap().last().unwrap();
     assert_eq!(
-        (last["kind"].as_str(), last["actor"].as_str()),
+        (last["kind"].as_str(), last["reviewer"].as_str()),
         (Some("cleared"), Some("ops-bob"))
     );
     let out = env.run(

@@ -5,7 +5,7 @@ mod common;
 
 use common::approval::*;
 use serde_json::json;
-use warden_host::approval::{CallStatus, RunState};
+use warden_host::approval::{CallStatus, LOCAL_PRINCIPAL, RunState};
 use warden_host::{ApprovalError, Caller, Config};
 
 use CallStatus::{Denied, Pending, Run};
@@ -203,13 +203,13 @@ fn an_approval_call_sharing_its_id_with_an_ordinary_call_takes_both_off_every_su
             "raw_tool_calls": [
                 {"id": "x", "type": "function", "function": {"name": "bash", "arguments": "{}"}},
                 {"id": "x", "type": "function", "function": {"name": "read_file", "arguments": "{}"}},
-                {"id": "y", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}
+                {"id": "y", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\": \"b\"}"}}
             ],
             "content": [
                 {"type": "text", "text": "on it"},
                 {"type": "tool_use", "id": "x", "name": "bash", "input": {}},
                 {"type": "tool_use", "id": "x", "name": "read_file", "input": {}},
-                {"type": "tool_use", "id": "y", "name": "read_file", "input": {}}
+                {"type": "tool_use", "id": "y", "name": "read_file", "input": {"path": "b"}}
             ]
         }
     }))
@@ -426,7 +426,7 @@ fn a_malformed_call_is_denied_on_its_own() {
         statuses(&o.calls),
         owned(&[("bash", Denied), ("read_file", Run)])
     );
-    assert_eq!(o.calls[0].reasons[0].code, "warden.invalid_call");
+    assert_eq!(o.calls[0].reasons[0].code, "warden.invalid_tool_input");
 }
 
 #[test]
@@ -527,7 +527,7 @@ fn an_unknown_run_origin_from_an_internal_caller_is_refused() {
     let g = gate(BASH_NEEDS_APPROVAL);
     let r = response_with(json!([]), json!({"run_origin": "carrier_pigeon"}));
     let err = g.try_submit("t1", "r1", &r, Caller::Internal).unwrap_err();
-    assert_eq!(err.status(), 422);
+    assert_eq!((err.status(), err.code()), (400, "invalid_request"));
     assert!(err.to_string().contains("context.run_origin"), "{err}");
 }
 
@@ -536,7 +536,7 @@ fn a_context_that_names_another_thread_than_the_route_is_refused() {
     let g = gate(BASH_NEEDS_APPROVAL);
     let r = response_with(json!([]), json!({"thread_id": "other"}));
     let err = g.try_submit("t1", "r1", &r, Caller::Agent).unwrap_err();
-    assert_eq!(err.status(), 422);
+    assert_eq!((err.status(), err.code()), (400, "invalid_request"));
     assert!(err.to_string().contains("context.thread_id"), "{err}");
 }
 
@@ -546,7 +546,7 @@ fn a_response_body_with_an_unknown_key_is_refused_naming_it() {
         br#"{"message": {"tool_calls": [{"id": "a", "name": "bash", "argz": {}}]}}"#,
     )
     .unwrap_err();
-    assert_eq!(err.status(), 422);
+    assert_eq!((err.status(), err.code()), (400, "invalid_request"));
     let text = err.to_string();
     assert!(
         text.contains("message.tool_calls[0]") && text.contains("argz"),
@@ -622,7 +622,7 @@ fn durability_defaults_to_normal_and_accepts_full() {
 #[test]
 fn other_entry_points_can_check_that_a_thread_waits_for_a_human() {
     let g = gate(BASH_NEEDS_APPROVAL);
-    g.gate.check_thread("t1").unwrap();
+    g.gate.check_thread(LOCAL_PRINCIPAL, "t1").unwrap();
     g.submit(
         "t1",
         "r1",
@@ -633,8 +633,11 @@ fn other_entry_points_can_check_that_a_thread_waits_for_a_human() {
         )])),
     );
     assert_eq!(
-        g.gate.check_thread("t1").unwrap_err().code(),
+        g.gate
+            .check_thread(LOCAL_PRINCIPAL, "t1")
+            .unwrap_err()
+            .code(),
         "approval_pending"
     );
-    g.gate.check_thread("t2").unwrap();
+    g.gate.check_thread(LOCAL_PRINCIPAL, "t2").unwrap();
 }

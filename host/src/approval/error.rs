@@ -92,6 +92,8 @@ pub enum ApprovalError {
         thread_id: String,
         approval_id: Option<String>,
     },
+    #[error("there is no grant {grant_id}")]
+    GrantNotFound { grant_id: String },
     /// The decisions do not name exactly the pending requests, once each.
     #[error("decisions do not match the pending requests of approval {approval_id}: {mismatch}")]
     DecisionMismatch {
@@ -122,6 +124,27 @@ pub enum ApprovalError {
         message: String,
         restored: bool,
     },
+    /// Several principals each have a pending approval on this thread id; the
+    /// answer must name the approval.
+    #[error(
+        "thread '{thread_id}' has pending approvals of several principals ({}); name the approval",
+        principals.join(", ")
+    )]
+    AmbiguousThread {
+        thread_id: String,
+        principals: Vec<String>,
+    },
+    /// The caller's token may not answer approvals: only approvers (and a
+    /// relay naming the human) may.
+    #[error(
+        "the token '{token}' ({role}) may not answer approvals: that needs an approver token, or a token with `relay: true` naming the human in `reviewer`"
+    )]
+    ApproverRequired { token: String, role: String },
+    /// An approver named another human than itself.
+    #[error(
+        "the approver token '{token}' answers in its own name; `reviewer` '{reviewer}' is not it (only a relay token names someone else)"
+    )]
+    ReviewerMismatch { token: String, reviewer: String },
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -138,6 +161,7 @@ fn by(resolved_by: &Option<ResolvedBy>) -> String {
     match resolved_by {
         Some(ResolvedBy::Resume { run_id }) => format!("by run '{run_id}'"),
         Some(ResolvedBy::Clear { actor, .. }) => format!("cleared by {actor}"),
+        Some(ResolvedBy::Expiry { after }) => format!("expired, unanswered for {after}"),
         None => "by another request".into(),
     }
 }
@@ -157,18 +181,31 @@ pub struct ErrorDetail {
 }
 
 impl ApprovalError {
+    /// A malformed field of an answer (a resume or a clear body): 422
+    /// `invalid_decision` naming it; other request errors as they are.
+    pub fn in_answer(err: RequestError) -> ApprovalError {
+        match err {
+            RequestError::Field { field, message } => {
+                ApprovalError::InvalidDecision { field, message }
+            }
+            other => ApprovalError::Request(other),
+        }
+    }
+
     /// The HTTP status this error means.
     pub fn status(&self) -> u16 {
         match self {
             ApprovalError::Request(RequestError::TooLarge { .. }) => 413,
-            ApprovalError::Request(RequestError::Syntax { .. }) => 400,
-            ApprovalError::Request(_) => 422,
+            // One status for a malformed request on every route.
+            ApprovalError::Request(_) => 400,
             ApprovalError::ApprovalPending { .. } | ApprovalError::AlreadyResolved { .. } => 409,
-            ApprovalError::NotFound { .. } => 404,
+            ApprovalError::NotFound { .. } | ApprovalError::GrantNotFound { .. } => 404,
             ApprovalError::DecisionMismatch { .. }
             | ApprovalError::InvalidDecision { .. }
             | ApprovalError::BrokenPause { .. } => 422,
             ApprovalError::HandOff { .. } => 503,
+            ApprovalError::AmbiguousThread { .. } => 409,
+            ApprovalError::ApproverRequired { .. } | ApprovalError::ReviewerMismatch { .. } => 403,
             ApprovalError::Store(_) => 500,
         }
     }
@@ -176,16 +213,19 @@ impl ApprovalError {
     /// A stable, machine-readable code.
     pub fn code(&self) -> &'static str {
         match self {
-            ApprovalError::Request(RequestError::TooLarge { .. }) => "payload_too_large",
-            ApprovalError::Request(RequestError::Syntax { .. }) => "invalid_json",
+            ApprovalError::Request(RequestError::TooLarge { .. }) => "body_too_large",
             ApprovalError::Request(_) => "invalid_request",
             ApprovalError::ApprovalPending { .. } => "approval_pending",
             ApprovalError::AlreadyResolved { .. } => "approval_resolved",
             ApprovalError::NotFound { .. } => "approval_not_found",
+            ApprovalError::GrantNotFound { .. } => "grant_not_found",
             ApprovalError::DecisionMismatch { .. } => "decisions_mismatch",
             ApprovalError::InvalidDecision { .. } => "invalid_decision",
             ApprovalError::BrokenPause { .. } => "broken_pause",
             ApprovalError::HandOff { .. } => "hand_off_failed",
+            ApprovalError::AmbiguousThread { .. } => "ambiguous_thread",
+            ApprovalError::ApproverRequired { .. } => "approver_required",
+            ApprovalError::ReviewerMismatch { .. } => "reviewer_mismatch",
             ApprovalError::Store(_) => "store_error",
         }
     }
@@ -224,6 +264,10 @@ impl ApprovalError {
                 restored,
                 ..
             } => json!({"approval_id": approval_id, "restored": restored}),
+            ApprovalError::AmbiguousThread {
+                thread_id,
+                principals,
+            } => json!({"thread_id": thread_id, "principals": principals}),
             _ => Value::Null,
         }
     }

@@ -131,7 +131,7 @@ mod tests {
             ..HitlApproval::default()
         };
         let (index, message) = config.check().unwrap_err();
-        assert_eq!(index, 0);
+        assert_eq!(index, "tools[0]");
         assert!(message.contains("mcp__["), "{message}");
     }
 
@@ -165,7 +165,7 @@ mod tests {
             ..HitlApproval::default()
         };
         let (index, message) = config.check().unwrap_err();
-        assert_eq!(index, 1);
+        assert_eq!(index, "tools[1]");
         assert!(message.contains("Bsh"), "{message}");
     }
 }

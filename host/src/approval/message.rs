@@ -8,6 +8,8 @@ use std::collections::{HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::request::{CallContext, ToolCall};
+
 /// The tool-call part of one AI message.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -38,6 +40,18 @@ pub struct ModelToolCall {
     /// LangChain's `"type": "tool_call"`, kept as sent.
     #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
+}
+
+impl ModelToolCall {
+    /// The call as the pipeline judges it, in `context`.
+    pub fn tool_call(&self, context: &CallContext) -> ToolCall {
+        ToolCall {
+            tool_name: self.name.clone(),
+            tool_input: self.args.clone(),
+            tool_call_id: self.id.clone(),
+            context: context.clone(),
+        }
+    }
 }
 
 fn empty_object() -> Value {
@@ -159,7 +173,7 @@ impl AiMessage {
     }
 }
 
-fn is_tool_call_block(block: &Value) -> bool {
+pub(super) fn is_tool_call_block(block: &Value) -> bool {
     block
         .get("type")
         .and_then(Value::as_str)
@@ -169,7 +183,7 @@ fn is_tool_call_block(block: &Value) -> bool {
 /// A surface entry's call id: `call_id` for OpenAI Responses `function_call`
 /// items (their `id` names the item, not the call), else `id`. A missing or
 /// null id is `None`; a non-string id never matches a call's id.
-fn surface_id(entry: &Value) -> Option<String> {
+pub(super) fn surface_id(entry: &Value) -> Option<String> {
     let key = if entry.get("type").and_then(Value::as_str) == Some("function_call")
         && entry.get("call_id").is_some()
     {

@@ -124,12 +124,31 @@ pub struct GateOutcome {
 pub enum ResolvedBy {
     /// A resume, attributed to the run that carries the paused calls on.
     Resume { run_id: String },
-    /// An operator's `warden approvals clear`: every pending call rejected.
+    /// An operator's clear (`warden approvals clear`, the clear route, the
+    /// console's reject-all): every pending call rejected.
     Clear {
         actor: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
     },
+    /// Nobody answered within `hitl_approval.expire_after`: every pending call
+    /// rejected, so that the run can go on.
+    Expiry {
+        /// The configured wait, as written (`30m`).
+        after: String,
+    },
+}
+
+impl ResolvedBy {
+    /// The status an approval resolved this way has.
+    pub fn status(&self) -> super::store::ApprovalStatus {
+        use super::store::ApprovalStatus;
+        match self {
+            ResolvedBy::Resume { .. } => ApprovalStatus::Resumed,
+            ResolvedBy::Clear { .. } => ApprovalStatus::Cleared,
+            ResolvedBy::Expiry { .. } => ApprovalStatus::Expired,
+        }
+    }
 }
 
 /// The answer to a resume (or a clear): what every call of the paused message
@@ -141,6 +160,17 @@ pub struct Resolution {
     /// The run that paused.
     pub run_id: String,
     pub resolved_by: ResolvedBy,
+    /// The human who answered (or cleared); absent for an expiry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reviewer: Option<String>,
+    /// The token that relayed the human's answer, when a harness did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relayed_by: Option<String>,
+    /// True when this is the stored answer to an earlier, identical resume
+    /// (same idempotency key, same body): nothing was consumed again, and a
+    /// harness must not run its calls a second time.
+    #[serde(default)]
+    pub replayed: bool,
     /// Identifies this consumption of the approval; a failed hand-off restores
     /// the approval with it.
     pub consumption_id: String,

@@ -15,15 +15,15 @@ use super::gate::{
     ApprovalGate, check_args, check_id, denied, journalled, outcome, parse_body, removed_call,
     request_id,
 };
+use super::grant::{Grant, GrantRequest};
 use super::message::{AiMessage, ModelToolCall};
 use super::outcome::{CallOutcome, CallStatus, DecisionKind, Resolution, ResolvedBy, RunState};
 use super::store::{
     ApprovalEvent, ApprovalRecord, ApprovalStatus, EventKind, Expected, JournalledCall, ListFilter,
-    requests_digest,
+    ResumeKey, requests_digest,
 };
-use crate::decision::{Reason, Verdict};
-use crate::pipeline;
-use crate::request::{CallContext, ToolCall, now_rfc3339};
+use crate::decision::Reason;
+use crate::request::{CallContext, now_rfc3339};
 
 /// The largest resume body accepted, in bytes.
 pub const MAX_RESUME_BYTES: usize = 4 << 20;
@@ -47,9 +47,20 @@ pub struct ResumeRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reject_all: Option<RejectAll>,
     /// The run that carries the answered calls on, to which the journal
-    /// attributes them. Default: the run that paused.
+    /// attributes them. Default: the run that paused. Also the resume's
+    /// idempotency key when no `Idempotency-Key` header is given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
+    /// The human who answered, named by a harness relaying the answer (a token
+    /// with `relay: true`). An approver answers in its own name: absent, or its
+    /// token's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reviewer: Option<String>,
+    /// The idempotency key (the daemon's `Idempotency-Key` header): the same
+    /// resume again, with the same key and body, gets the stored answer back.
+    /// Default: the resume's run id.
+    #[serde(skip)]
+    pub idempotency_key: Option<String>,
 }
 
 /// The decision on one pending request.
@@ -64,6 +75,10 @@ pub struct RequestDecision {
     /// A rejection's message, shown to the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// With an approval: allow the same call (or the calls a rule matches) in
+    /// this thread (or for this agent) for some minutes, without asking.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant: Option<GrantRequest>,
 }
 
 /// Reject every pending request at once.
@@ -78,12 +93,7 @@ impl ResumeRequest {
     /// Parses a resume body strictly, naming where it is wrong.
     pub fn from_json(body: &[u8]) -> Result<ResumeRequest, ApprovalError> {
         let request: ResumeRequest =
-            parse_body(body, MAX_RESUME_BYTES).map_err(|err| match err {
-                crate::request::RequestError::Field { field, message } => {
-                    ApprovalError::InvalidDecision { field, message }
-                }
-                other => ApprovalError::Request(other),
-            })?;
+            parse_body(body, MAX_RESUME_BYTES).map_err(ApprovalError::in_answer)?;
         request.check()?;
         Ok(request)
     }
@@ -110,6 +120,27 @@ impl ResumeRequest {
         self
     }
 
+    /// Sets the idempotency key.
+    pub fn with_key(mut self, key: impl Into<String>) -> Self {
+        self.idempotency_key = Some(key.into());
+        self
+    }
+
+    /// What identifies this resume among others with the same key: what it
+    /// decides, for which run, and who answered.
+    fn digest(&self, reviewer: &Reviewer, run_id: &str) -> String {
+        use sha2::{Digest, Sha256};
+        let text = serde_json::json!({
+            "decisions": self.decisions,
+            "reject_all": self.reject_all,
+            "run_id": run_id,
+            "reviewer": reviewer.name,
+            "relayed_by": reviewer.relayed_by,
+        })
+        .to_string();
+        hex::encode(Sha256::digest(text.as_bytes()))
+    }
+
     /// What the body must satisfy before it is matched against a pause.
     pub fn check(&self) -> Result<(), ApprovalError> {
         let invalid = |field: String, message: &str| ApprovalError::InvalidDecision {
@@ -124,6 +155,12 @@ impl ResumeRequest {
         }
         if let Some(run_id) = &self.run_id {
             check_id("run_id", run_id)?;
+        }
+        if let Some(reviewer) = &self.reviewer {
+            check_id("reviewer", reviewer).map_err(ApprovalError::in_answer)?;
+        }
+        if let Some(key) = &self.idempotency_key {
+            check_id("Idempotency-Key", key).map_err(ApprovalError::in_answer)?;
         }
         if let Some(RejectAll { message: Some(m) }) = &self.reject_all
             && m.len() > MAX_MESSAGE_BYTES
@@ -140,6 +177,12 @@ impl ResumeRequest {
                 (_, Some(_)) => return Err(invalid(at("args"), "only an edit carries arguments")),
                 (_, None) => {}
             }
+            if let Some(grant) = &d.grant {
+                if d.decision != DecisionKind::Approve {
+                    return Err(invalid(at("grant"), "only an approval carries a grant"));
+                }
+                grant.check(&at("grant"))?;
+            }
             match &d.message {
                 Some(_) if d.decision != DecisionKind::Reject => {
                     return Err(invalid(at("message"), "only a rejection carries a message"));
@@ -151,6 +194,92 @@ impl ResumeRequest {
             }
         }
         Ok(())
+    }
+}
+
+/// What a credential may do with approvals.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Authority {
+    /// An approver (or an admin, where the operator lets admins approve):
+    /// answers any principal's pauses, in its own name.
+    Approver,
+    /// A token with `relay: true`: relays the answer of the human it names
+    /// in `reviewer`, to its own principal's pauses only.
+    Relay,
+    /// Anything else (an agent's own token): may not answer.
+    Denied,
+}
+
+/// Who answers an approval: the human, and the token that relayed the answer
+/// when a harness did. A relay answers only its own principal's pauses; a
+/// human (an approver token, the console, the command line) any.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reviewer {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relayed_by: Option<String>,
+}
+
+impl Reviewer {
+    /// A human answering in their own name.
+    pub fn human(name: impl Into<String>) -> Self {
+        Reviewer {
+            name: name.into(),
+            relayed_by: None,
+        }
+    }
+
+    /// A human's answer, relayed by the token named `by`.
+    pub fn relayed(name: impl Into<String>, by: impl Into<String>) -> Self {
+        Reviewer {
+            name: name.into(),
+            relayed_by: Some(by.into()),
+        }
+    }
+
+    /// Who answers, for a caller with `authority` holding the token named
+    /// `token` (of `role`, for the message), which names `claimed` as the
+    /// reviewer. An approver answers in its own name; a relay must name the
+    /// human; nobody else may answer (403 `approver_required`).
+    pub fn authorize(
+        token: &str,
+        role: &str,
+        authority: Authority,
+        claimed: Option<&str>,
+    ) -> Result<Reviewer, ApprovalError> {
+        match (authority, claimed) {
+            (Authority::Denied, _) => Err(ApprovalError::ApproverRequired {
+                token: token.to_string(),
+                role: role.to_string(),
+            }),
+            (Authority::Approver, None) => Ok(Reviewer::human(token)),
+            (Authority::Approver, Some(name)) if name == token => Ok(Reviewer::human(token)),
+            (Authority::Approver, Some(name)) => Err(ApprovalError::ReviewerMismatch {
+                token: token.to_string(),
+                reviewer: name.to_string(),
+            }),
+            (Authority::Relay, None) => Err(ApprovalError::InvalidDecision {
+                field: "reviewer".into(),
+                message: format!("the relay token '{token}' must name the human who answered"),
+            }),
+            (Authority::Relay, Some(name)) => {
+                check_id("reviewer", name).map_err(ApprovalError::in_answer)?;
+                Ok(Reviewer::relayed(name, token))
+            }
+        }
+    }
+
+    /// The principal whose approvals this reviewer may answer (`None`: any).
+    pub fn scope(&self) -> Option<&str> {
+        self.relayed_by.as_deref()
+    }
+
+    /// "alice", or "alice, relayed by gateway".
+    pub fn describe(&self) -> String {
+        match &self.relayed_by {
+            Some(by) => format!("{}, relayed by {by}", self.name),
+            None => self.name.clone(),
+        }
     }
 }
 
@@ -227,7 +356,7 @@ pub(crate) fn recompute(record: &ApprovalRecord) -> Recomputed {
 }
 
 /// How each pending call is answered.
-enum Answers<'a> {
+pub(crate) enum Answers<'a> {
     /// A decision per request, by request id.
     Each(HashMap<&'a str, &'a RequestDecision>),
     /// Everything rejected, with this reason.
@@ -235,26 +364,41 @@ enum Answers<'a> {
 }
 
 impl ApprovalGate {
-    /// Answers a pending approval (`POST /v1/threads/{thread_id}/approvals/{approval_id}/resume`).
-    /// Without `approval_id`, the thread's pending approval.
+    /// Answers an approval (`POST /v1/threads/{thread_id}/approvals/{approval_id}/resume`)
+    /// as `reviewer`. Without `approval_id`, the thread's pending approval (a
+    /// reviewer who may answer several principals' threads must name it when
+    /// more than one of them waits on this thread id).
     ///
     /// The decisions must name exactly the pending request ids (422 otherwise);
     /// a pause that cannot take per-call decisions takes only an all-reject
-    /// (422 `broken_pause`); a resume that lost to another gets 409.
+    /// (422 `broken_pause`). The same resume again (same idempotency key, same
+    /// body, same reviewer) gets the stored resolution with `replayed: true`
+    /// and consumes nothing; any other resume of a resolved approval gets 409.
     pub fn resume(
         &self,
+        reviewer: &Reviewer,
         thread_id: &str,
         approval_id: Option<&str>,
         request: &ResumeRequest,
     ) -> Result<Resolution, ApprovalError> {
         check_id("thread_id", thread_id)?;
         request.check()?;
-        let record = self.pending(thread_id, approval_id)?;
-        let check = recompute(&record);
+        let record = self.find(reviewer.scope(), thread_id, approval_id)?;
         let resume_run = request
             .run_id
             .clone()
             .unwrap_or_else(|| record.run_id.clone());
+        let key = ResumeKey {
+            key: request
+                .idempotency_key
+                .clone()
+                .unwrap_or_else(|| resume_run.clone()),
+            digest: request.digest(reviewer, &resume_run),
+        };
+        if record.status != ApprovalStatus::Pending {
+            return replay(&record, &key);
+        }
+        let check = recompute(&record);
         let answers = match (&request.decisions, &request.reject_all) {
             (Some(decisions), _) => {
                 if !check.problems.is_empty() {
@@ -280,15 +424,53 @@ impl ApprovalGate {
             }
             (None, reject) => {
                 let message = reject.as_ref().and_then(|r| r.message.as_deref());
-                Answers::RejectAll(rejection("a human reviewer", message))
+                Answers::RejectAll(rejection(&reviewer.describe(), message))
             }
         };
+        let grants = self.grants_asked(&record, &check, request, reviewer)?;
         self.settle(
             &record,
             &check,
             &answers,
             ResolvedBy::Resume { run_id: resume_run },
+            Some(reviewer),
+            Some(&key),
+            grants,
         )
+    }
+
+    /// The grants the approvals of this resume ask for, each bound to the call
+    /// it approves, by request id; refused (422) when one would allow more
+    /// than that call.
+    fn grants_asked(
+        &self,
+        record: &ApprovalRecord,
+        check: &Recomputed,
+        request: &ResumeRequest,
+        reviewer: &Reviewer,
+    ) -> Result<Vec<(String, Grant)>, ApprovalError> {
+        let snapshot = self.warden().snapshot();
+        let now = crate::approval::sqlite::now_ms();
+        let mut grants = Vec::new();
+        for (n, d) in request.decisions.iter().flatten().enumerate() {
+            let Some(asked) = &d.grant else { continue };
+            let Some((_, i)) = check.mapping.iter().find(|(rid, _)| *rid == d.request_id) else {
+                continue;
+            };
+            let call = &record.message.tool_calls[*i];
+            let tool_call = call.tool_call(&record.context);
+            let grant = Grant::for_approved(
+                &snapshot,
+                asked,
+                &format!("decisions[{n}].grant"),
+                &tool_call,
+                record,
+                &reviewer.describe(),
+                now,
+            )?;
+            grants.push((d.request_id.clone(), grant));
+        }
+        Ok(grants)
     }
 
     /// Resumes, then hands the resolution over (to a worker, to stdout); if the
@@ -296,12 +478,23 @@ impl ApprovalGate {
     /// be retried, and reports both.
     pub fn resume_and_hand_off<E: std::fmt::Display>(
         &self,
+        reviewer: &Reviewer,
         thread_id: &str,
         approval_id: Option<&str>,
         request: &ResumeRequest,
         hand_off: impl FnOnce(&Resolution) -> Result<(), E>,
     ) -> Result<Resolution, ApprovalError> {
-        let resolution = self.resume(thread_id, approval_id, request)?;
+        let resolution = self.resume(reviewer, thread_id, approval_id, request)?;
+        if resolution.replayed {
+            // Handed over before; a failed hand-off now restores nothing.
+            return hand_off(&resolution)
+                .map(|()| resolution.clone())
+                .map_err(|err| ApprovalError::HandOff {
+                    approval_id: resolution.approval_id.clone(),
+                    message: err.to_string(),
+                    restored: false,
+                });
+        }
         if let Err(err) = hand_off(&resolution) {
             let mut message = err.to_string();
             let restored = match self.restore(&resolution, &message) {
@@ -328,14 +521,19 @@ impl ApprovalGate {
         let ResolvedBy::Resume { run_id } = &resolution.resolved_by else {
             return Ok(false);
         };
+        let Some(record) = self.store().get(&resolution.approval_id)? else {
+            return Ok(false);
+        };
         let event = ApprovalEvent {
             seq: 0,
             at: now_rfc3339(),
             kind: EventKind::Restored,
+            principal: record.principal,
             thread_id: resolution.thread_id.clone(),
             approval_id: resolution.approval_id.clone(),
             run_id: run_id.clone(),
-            actor: None,
+            reviewer: None,
+            relayed_by: None,
             note: Some(format!("hand-off failed: {why}")),
             calls: Vec::new(),
         };
@@ -344,32 +542,57 @@ impl ApprovalGate {
             .restore(&resolution.approval_id, &resolution.consumption_id, &event)?)
     }
 
-    /// Rejects the thread's pending approval as a whole, as an operator
-    /// (`warden approvals clear`), with a journal entry naming the actor. Works
-    /// on any pause, including one that cannot take per-call decisions.
-    /// `Ok(None)` when nothing was pending.
+    /// Rejects a pending approval as a whole, as an operator (`warden
+    /// approvals clear`, the clear route), with a journal entry naming the
+    /// reviewer. Works on any pause, including one that cannot take per-call
+    /// decisions. Without `approval_id`, the thread's pending approval, and
+    /// `Ok(None)` when nothing was pending; with it, 409 when it is resolved.
     pub fn clear(
         &self,
+        reviewer: &Reviewer,
         thread_id: &str,
-        actor: &str,
+        approval_id: Option<&str>,
         reason: Option<&str>,
     ) -> Result<Option<Resolution>, ApprovalError> {
         check_id("thread_id", thread_id)?;
-        let Some(record) = self.store().pending_on_thread(thread_id)? else {
-            return Ok(None);
+        let record = match approval_id {
+            Some(_) => self.find(reviewer.scope(), thread_id, approval_id)?,
+            None => match self.pending_in_scope(reviewer.scope(), thread_id)? {
+                Some(record) => record,
+                None => return Ok(None),
+            },
         };
+        if record.status != ApprovalStatus::Pending {
+            return Err(resolved_error(&record));
+        }
         let check = recompute(&record);
-        let answers = Answers::RejectAll(rejection(&format!("operator {actor}"), reason));
+        let answers = Answers::RejectAll(rejection(
+            &format!("operator {}", reviewer.describe()),
+            reason,
+        ));
         let by = ResolvedBy::Clear {
-            actor: actor.to_string(),
+            actor: reviewer.name.clone(),
             reason: reason.map(str::to_string),
         };
-        self.settle(&record, &check, &answers, by).map(Some)
+        self.settle(
+            &record,
+            &check,
+            &answers,
+            by,
+            Some(reviewer),
+            None,
+            Vec::new(),
+        )
+        .map(Some)
     }
 
-    /// The approval a resume answers: it must exist on this thread and still be pending.
-    fn pending(
+    /// The approval an answer names, in any state: by id on this thread, or
+    /// the thread's pending one (else its latest), within `scope`. An approval
+    /// outside the scope is not found, so that a relay learns nothing of other
+    /// principals' threads.
+    pub(crate) fn find(
         &self,
+        scope: Option<&str>,
         thread_id: &str,
         approval_id: Option<&str>,
     ) -> Result<ApprovalRecord, ApprovalError> {
@@ -377,60 +600,109 @@ impl ApprovalGate {
             thread_id: thread_id.to_string(),
             approval_id: approval_id.map(str::to_string),
         };
-        let record = match approval_id {
-            Some(id) => self
-                .store()
-                .get(id)?
-                .filter(|r| r.thread_id == thread_id)
-                .ok_or_else(not_found)?,
-            None => match self.store().pending_on_thread(thread_id)? {
-                Some(record) => record,
+        match approval_id {
+            Some(id) => {
+                let record = self
+                    .store()
+                    .get(id)?
+                    .filter(|r| r.thread_id == thread_id)
+                    .filter(|r| scope.is_none_or(|p| p == r.principal))
+                    .ok_or_else(not_found)?;
+                if !record.is_overdue(crate::approval::sqlite::now_ms()) {
+                    return Ok(record);
+                }
+                // Past its expiry: expired now, and answered as such.
+                self.expire(&record)?;
+                self.store().get(id)?.ok_or_else(not_found)
+            }
+            None => match self.pending_in_scope(scope, thread_id)? {
+                Some(record) => Ok(record),
                 None => self
                     .store()
                     .list(&ListFilter {
+                        principal: scope.map(str::to_string),
                         thread_id: Some(thread_id.to_string()),
                         include_resolved: true,
                     })?
                     .pop()
-                    .ok_or_else(not_found)?,
+                    .ok_or_else(not_found),
             },
-        };
-        if record.status != ApprovalStatus::Pending {
-            return Err(resolved_error(&record));
         }
-        Ok(record)
+    }
+
+    /// The one pending approval on this thread id within `scope`; refused when
+    /// several principals each have one there.
+    fn pending_in_scope(
+        &self,
+        scope: Option<&str>,
+        thread_id: &str,
+    ) -> Result<Option<ApprovalRecord>, ApprovalError> {
+        if let Some(principal) = scope {
+            return self.pending_on_thread(principal, thread_id);
+        }
+        let now = crate::approval::sqlite::now_ms();
+        let mut pending = Vec::new();
+        for record in self.store().list(&ListFilter {
+            principal: None,
+            thread_id: Some(thread_id.to_string()),
+            include_resolved: false,
+        })? {
+            if record.is_overdue(now) {
+                self.expire(&record)?;
+            } else {
+                pending.push(record);
+            }
+        }
+        if pending.len() > 1 {
+            return Err(ApprovalError::AmbiguousThread {
+                thread_id: thread_id.to_string(),
+                principals: pending.iter().map(|r| r.principal.clone()).collect(),
+            });
+        }
+        Ok(pending.pop())
     }
 
     /// Applies the answers to the stored message and consumes the approval.
     /// A resume is journalled under the resuming run; a clear under the paused
     /// run, naming the operator.
-    fn settle(
+    // Each argument is one thing a settlement is made of; a struct around
+    // them would only rename them.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn settle(
         &self,
         record: &ApprovalRecord,
         check: &Recomputed,
         answers: &Answers<'_>,
         resolved_by: ResolvedBy,
+        reviewer: Option<&Reviewer>,
+        key: Option<&ResumeKey>,
+        grants: Vec<(String, Grant)>,
     ) -> Result<Resolution, ApprovalError> {
-        let (kind, attributed_to, actor, note) = match &resolved_by {
+        let (kind, attributed_to, note) = match &resolved_by {
             ResolvedBy::Resume { run_id } => (
                 EventKind::Resumed,
                 run_id.clone(),
-                None,
                 (*run_id != record.run_id).then(|| format!("resumes run '{}'", record.run_id)),
             ),
-            ResolvedBy::Clear { actor, reason } => (
-                EventKind::Cleared,
+            ResolvedBy::Clear { reason, .. } => {
+                (EventKind::Cleared, record.run_id.clone(), reason.clone())
+            }
+            ResolvedBy::Expiry { after } => (
+                EventKind::Expired,
                 record.run_id.clone(),
-                Some(actor.clone()),
-                reason.clone(),
+                Some(format!("unanswered for {after}")),
             ),
         };
-        let (calls, message, journal) = self.answer(record, check, answers, &attributed_to);
+        let said = reviewer.map_or_else(|| "nobody".to_string(), Reviewer::describe);
+        let (calls, message, journal) = self.answer(record, check, answers, &attributed_to, &said);
         let resolution = Resolution {
             approval_id: record.approval_id.clone(),
             thread_id: record.thread_id.clone(),
             run_id: record.run_id.clone(),
             resolved_by,
+            reviewer: reviewer.map(|r| r.name.clone()),
+            relayed_by: reviewer.and_then(|r| r.relayed_by.clone()),
+            replayed: false,
             consumption_id: format!("con_{}", uuid::Uuid::new_v4().simple()),
             resolved_at: now_rfc3339(),
             run_state: RunState::Running,
@@ -441,10 +713,12 @@ impl ApprovalGate {
             seq: 0,
             at: resolution.resolved_at.clone(),
             kind,
+            principal: record.principal.clone(),
             thread_id: record.thread_id.clone(),
             approval_id: record.approval_id.clone(),
             run_id: attributed_to,
-            actor,
+            reviewer: resolution.reviewer.clone(),
+            relayed_by: resolution.relayed_by.clone(),
             note,
             calls: journal,
         };
@@ -454,17 +728,35 @@ impl ApprovalGate {
             version: record.version,
             requests_digest: &digest,
         };
-        if self.store().resolve(&expected, &resolution, &event)? {
+        // A grant holds only for a call that runs now: one that the re-judging
+        // denied gets none.
+        let grants: Vec<Grant> = grants
+            .into_iter()
+            .filter(|(rid, _)| {
+                resolution.calls.iter().any(|c| {
+                    c.request_id.as_deref() == Some(rid.as_str()) && c.status == CallStatus::Run
+                })
+            })
+            .map(|(_, grant)| grant)
+            .collect();
+        let granted = grants.iter().map(|g| granted_event(&event, g));
+        let events: Vec<ApprovalEvent> = std::iter::once(event.clone()).chain(granted).collect();
+        if self
+            .store()
+            .resolve(&expected, &resolution, key, &grants, &events)?
+        {
             return Ok(resolution);
         }
-        // Lost the compare-and-swap: say who won.
-        Err(match self.store().get(&record.approval_id)? {
-            Some(now) => resolved_error(&now),
-            None => ApprovalError::NotFound {
+        // Lost the compare-and-swap: to the same resume sent twice at once
+        // (replay its answer), or to another (say who won).
+        match (self.store().get(&record.approval_id)?, key) {
+            (Some(now), Some(key)) => replay(&now, key),
+            (Some(now), None) => Err(resolved_error(&now)),
+            (None, _) => Err(ApprovalError::NotFound {
                 thread_id: record.thread_id.clone(),
                 approval_id: Some(record.approval_id.clone()),
-            },
-        })
+            }),
+        }
     }
 
     /// Every call of the paused message, answered; the rewritten message; and
@@ -475,6 +767,7 @@ impl ApprovalGate {
         check: &Recomputed,
         answers: &Answers<'_>,
         attributed_to: &str,
+        reviewer: &str,
     ) -> (Vec<CallOutcome>, AiMessage, Vec<JournalledCall>) {
         let message = &record.message;
         let addressability = message.addressability();
@@ -491,13 +784,23 @@ impl ApprovalGate {
             .iter()
             .map(|r| r.tool_call_id.as_deref())
             .collect();
+        let context = rejudging_context(record, attributed_to);
+        // A store that cannot be read gives no grant: the call is then denied
+        // as not asked, never allowed.
+        let grants = self
+            .store()
+            .live_grants(
+                &record.principal,
+                context.thread_id.as_deref(),
+                crate::approval::sqlite::now_ms(),
+            )
+            .unwrap_or_default();
         let judge = Rejudge {
             snapshot: self.warden().snapshot(),
-            context: CallContext {
-                run_id: Some(attributed_to.to_string()),
-                ..record.context.clone()
-            },
+            context,
             caller: record.caller,
+            reviewer: reviewer.to_string(),
+            grants,
         };
 
         let mut rewritten = message.clone();
@@ -519,8 +822,14 @@ impl ApprovalGate {
                 o
             } else if let Some(rid) = by_position.get(&j) {
                 decide(index, call, rid, answers, &judge)
-            } else if let Some(base) = base.filter(|b| b.status != CallStatus::Pending) {
-                // Not asked about: the pause's verdict stands.
+            } else if let Some(base) = base.filter(|b| b.status == CallStatus::Run) {
+                // Not asked about, and allowed at the pause: it runs only if
+                // the policy live now still lets it run without a human.
+                let mut o = judge.not_asked(index, call);
+                o.decision = base.decision;
+                o
+            } else if let Some(base) = base.filter(|b| b.status == CallStatus::Denied) {
+                // Denied at the pause: it stays denied.
                 calls.push((*base).clone());
                 continue;
             } else {
@@ -556,12 +865,127 @@ impl ApprovalGate {
     }
 }
 
-/// What an edited call is judged again with: the policy live now, the paused
-/// run's context attributed to the resuming run, and the caller that paused.
+/// The journal entry of a grant given with a resume.
+fn granted_event(resumed: &ApprovalEvent, grant: &Grant) -> ApprovalEvent {
+    let what = match &grant.target {
+        super::grant::GrantTarget::Call { tool, .. } => format!("the same call to '{tool}'"),
+        super::grant::GrantTarget::Rule { rule } => format!("calls matching '{rule}'"),
+    };
+    let scope = match &grant.thread_id {
+        Some(thread) => format!("in thread '{thread}'"),
+        None => format!("for every thread of '{}'", grant.principal),
+    };
+    ApprovalEvent {
+        kind: EventKind::Granted,
+        note: Some(format!(
+            "grant {}: {what} {scope} until {}",
+            grant.grant_id, grant.expires_at
+        )),
+        calls: Vec::new(),
+        ..resumed.clone()
+    }
+}
+
+/// The context a call of a paused message is judged again with: the paused
+/// run's, attributed to the run that carries it on.
+fn rejudging_context(record: &ApprovalRecord, run_id: &str) -> CallContext {
+    CallContext {
+        run_id: Some(run_id.to_string()),
+        // The call runs now: judged at the host's time, not the pause's.
+        timestamp: None,
+        ..record.context.clone()
+    }
+}
+
+impl ApprovalGate {
+    /// How a resume would judge the pending call `call` of `record` edited
+    /// into `args`, if it ran now; stores nothing. The console's trial of an
+    /// edit, so that one the policy denies is corrected before it is sent.
+    pub fn judge_edit(
+        &self,
+        record: &ApprovalRecord,
+        call: &ModelToolCall,
+        args: Value,
+    ) -> CallOutcome {
+        let judge = Rejudge {
+            snapshot: self.warden().snapshot(),
+            context: rejudging_context(record, &record.run_id),
+            caller: record.caller,
+            reviewer: String::new(),
+            grants: Vec::new(),
+        };
+        let edited = ModelToolCall {
+            args,
+            ..call.clone()
+        };
+        judge.judge(0, &edited)
+    }
+}
+
+/// What every call a resume would run is judged again with: the policy live
+/// now, the paused run's context attributed to the resuming run, the caller
+/// that paused, and the principal's live grants.
 struct Rejudge {
     snapshot: std::sync::Arc<crate::registry::Snapshot>,
     context: CallContext,
     caller: crate::request::Caller,
+    /// Who answered, for the reasons: "alice, relayed by gateway".
+    reviewer: String,
+    grants: Vec<Grant>,
+}
+
+impl Rejudge {
+    /// The call through the whole pipeline and the approval list, now. The
+    /// run paused, so a human can be reached.
+    fn judge(&self, index: usize, call: &ModelToolCall) -> CallOutcome {
+        super::gate::judge(
+            &self.snapshot,
+            index,
+            call,
+            &self.context,
+            self.caller,
+            &super::origin::Reach::Pause,
+        )
+    }
+
+    /// A call the human answered (approved, or edited into `call`): a deny now
+    /// stands; an ask is the question the human just answered.
+    fn answered(&self, index: usize, call: &ModelToolCall, answer: Reason) -> CallOutcome {
+        let judged = self.judge(index, call);
+        if judged.status == CallStatus::Denied {
+            return judged;
+        }
+        let mut reasons = vec![answer];
+        reasons.extend(judged.reasons);
+        outcome(index, call, CallStatus::Run, reasons, Some(codes::STAGE))
+    }
+
+    /// A call nobody was asked about: it runs if it still may without a
+    /// human, or under a live grant; if it would now ask, it is denied, since
+    /// nobody approved it.
+    fn not_asked(&self, index: usize, call: &ModelToolCall) -> CallOutcome {
+        let mut judged = self.judge(index, call);
+        if judged.status != CallStatus::Pending {
+            return judged;
+        }
+        let tool_call = call.tool_call(&self.context);
+        let now = crate::approval::sqlite::now_ms();
+        if let Some(grant) = self
+            .grants
+            .iter()
+            .find(|g| g.allows(&self.snapshot, &tool_call, now))
+        {
+            judged.status = CallStatus::Run;
+            judged.reasons.insert(0, grant.reason());
+            return judged;
+        }
+        let mut reasons = vec![Reason::new(
+            codes::APPROVAL_NOT_ASKED,
+            "nobody was asked about this call at the pause, and judged again at resume it needs a human's approval: denied",
+        )];
+        reasons.extend(judged.reasons);
+        denied(index, call, reasons, Some(codes::STAGE))
+    }
 }
 
 /// One pending call, answered.
@@ -578,22 +1002,32 @@ fn decide(
             let d = decisions[rid];
             match d.decision {
                 DecisionKind::Approve => {
-                    let granted =
-                        Reason::new(codes::APPROVAL_GRANTED, "approved by a human reviewer");
-                    outcome(
-                        index,
-                        call,
-                        CallStatus::Run,
-                        vec![granted],
-                        Some(codes::STAGE),
-                    )
+                    let granted = Reason::new(
+                        codes::APPROVAL_GRANTED,
+                        format!("approved by {}", judge.reviewer),
+                    );
+                    judge.answered(index, call, granted)
                 }
                 DecisionKind::Reject => {
-                    let reason = rejection("a human reviewer", d.message.as_deref());
+                    let reason = rejection(&judge.reviewer, d.message.as_deref());
                     denied(index, call, vec![reason], Some(codes::STAGE))
                 }
                 DecisionKind::Edit => {
-                    rejudge(index, call, d.args.clone().unwrap_or(Value::Null), judge)
+                    let edited = ModelToolCall {
+                        args: d.args.clone().unwrap_or(Value::Null),
+                        ..call.clone()
+                    };
+                    let answer = Reason::new(
+                        codes::APPROVAL_EDITED,
+                        format!("edited and approved by {}", judge.reviewer),
+                    );
+                    let mut o = judge.answered(index, &edited, answer);
+                    if o.status == CallStatus::Denied {
+                        // The model's own call stays in the message; the note
+                        // answers it.
+                        o.args = call.args.clone();
+                    }
+                    o
                 }
             }
         }
@@ -613,39 +1047,6 @@ fn rejection(by: &str, message: Option<&str>) -> Reason {
         None => format!("rejected by {by}"),
     };
     Reason::new(codes::APPROVAL_REJECTED, text)
-}
-
-/// An edited call goes through the whole pipeline again. A deny stands; an
-/// ask is the question the human just answered by writing these arguments.
-fn rejudge(index: usize, call: &ModelToolCall, args: Value, judge: &Rejudge) -> CallOutcome {
-    let edited = ModelToolCall {
-        args: args.clone(),
-        ..call.clone()
-    };
-    let tool_call = ToolCall {
-        tool_name: call.name.clone(),
-        tool_input: args,
-        tool_call_id: call.id.clone(),
-        context: judge.context.clone(),
-    };
-    match pipeline::evaluate(&judge.snapshot, &tool_call, judge.caller) {
-        Err(err) => {
-            let reason = Reason::new(codes::INVALID_CALL, format!("invalid edited call: {err}"));
-            // The model's own call stays in the message; the note answers it.
-            denied(index, call, vec![reason], Some(codes::STAGE))
-        }
-        Ok(e) if e.verdict == Verdict::Deny => {
-            denied(index, call, e.reasons, e.decided_by.as_deref())
-        }
-        Ok(e) => {
-            let mut reasons = vec![Reason::new(
-                codes::APPROVAL_EDITED,
-                "edited and approved by a human reviewer",
-            )];
-            reasons.extend(e.reasons);
-            outcome(index, &edited, CallStatus::Run, reasons, Some(codes::STAGE))
-        }
-    }
 }
 
 /// How the decisions differ from the pending request ids.
@@ -676,7 +1077,23 @@ fn mismatch(decisions: &[RequestDecision], mapping: &[(String, usize)]) -> Misma
     result
 }
 
-fn resolved_error(record: &ApprovalRecord) -> ApprovalError {
+/// The stored answer to a resume already made with this key and body, or 409
+/// for any other resume of a resolved approval.
+fn replay(record: &ApprovalRecord, key: &ResumeKey) -> Result<Resolution, ApprovalError> {
+    match (&record.resume_key, &record.resolution) {
+        (Some(consumed), Some(resolution))
+            if consumed == key && record.status == ApprovalStatus::Resumed =>
+        {
+            Ok(Resolution {
+                replayed: true,
+                ..resolution.clone()
+            })
+        }
+        _ => Err(resolved_error(record)),
+    }
+}
+
+pub(crate) fn resolved_error(record: &ApprovalRecord) -> ApprovalError {
     ApprovalError::AlreadyResolved {
         approval_id: record.approval_id.clone(),
         status: record.status,

@@ -60,14 +60,16 @@ pub fn rules(calls: usize) -> anyhow::Result<Vec<Measurement>> {
         .to_string()
         .as_bytes(),
     )?;
+    // As a caller trusted to say the user's role, so that the rules on it run.
     let judge = || {
-        let e = warden.evaluate(&call, Caller::Agent).expect("decision");
+        let e = warden.evaluate(&call, Caller::Internal).expect("decision");
         assert_eq!(e.policy_id.as_deref(), Some("bench#default"), "{e:?}");
     };
     // The provider's own decision, without the rest of the pipeline.
     let snapshot = warden.snapshot();
     let provider = &snapshot.providers.providers()[0];
-    let guest = provider_call(&call, None, InteractionMode::Interactive);
+    let admitted = crate::trust::admit(&call, Caller::Internal);
+    let guest = provider_call(&call, &admitted, None, InteractionMode::Interactive);
     let decide = || {
         let opinion = provider.evaluate(&guest).expect("an opinion");
         assert_eq!(opinion.decision.policy_id.as_deref(), Some("bench#default"));

@@ -9,6 +9,7 @@
 use std::sync::OnceLock;
 
 use serde_json::Value;
+use warden_analysis::effects;
 use warden_analysis::path as paths;
 use warden_analysis::shell;
 
@@ -54,6 +55,9 @@ pub struct CanonicalCall {
     pub target_paths: Vec<String>,
     /// Every other path the arguments mention, comparison form.
     pub paths: Vec<String>,
+    /// Shell: the paths among those that a command writes, removes or
+    /// changes the mode of (redirections, `cp`'s destination, `tee`, …).
+    pub written: Vec<String>,
     /// Hosts the call fetches, lower case.
     pub domains: Vec<String>,
     /// Hidden or control characters found in the arguments, described.
@@ -87,6 +91,7 @@ impl CanonicalCall {
             opaque: Vec::new(),
             target_paths: Vec::new(),
             paths: Vec::new(),
+            written: Vec::new(),
             domains: Vec::new(),
             suspicious: Vec::new(),
             home: context
@@ -226,6 +231,12 @@ impl CanonicalCall {
             for path in simple.paths() {
                 self.add_path(path);
             }
+            for path in effects::written(simple) {
+                let path = self.canonical_path(path);
+                if !self.written.contains(&path) {
+                    self.written.push(path);
+                }
+            }
             // A literal operand may name a file relative to the working
             // directory (`cat id_rsa`).
             for operand in simple.operands() {
@@ -248,10 +259,11 @@ impl CanonicalCall {
 fn normalised_command(simple: &shell::Command) -> Option<String> {
     let program = simple.program.as_deref()?;
     let args: Vec<&str> = simple.args.iter().map(|a| a.value.as_str()).collect();
-    let args = if program == "git" {
-        git_subcommand_and_args(&args)
-    } else {
-        &args[..]
+    let (program, args) = match program {
+        "git" => (program, git_subcommand_and_args(&args)),
+        // `[ -f x ]` is `test -f x`, to a rule as to the shell.
+        "[" => ("test", args.strip_suffix(&["]"]).unwrap_or(&args[..])),
+        _ => (program, &args[..]),
     };
     let mut text = program.to_string();
     for arg in args {
@@ -270,8 +282,10 @@ fn normalised_command(simple: &shell::Command) -> Option<String> {
 }
 
 /// git's arguments from the subcommand on: `-C dir`, `-c k=v`, `--git-dir=…`
-/// and the other global options come before it and change nothing a rule
-/// cares about.
+/// and the other global options come before it. What they change that a
+/// rule cares about the analysis has already resolved: an alias is expanded
+/// in place, and a pager, editor, ssh command or hook they set is a command
+/// of its own.
 fn git_subcommand_and_args<'a, 'b>(args: &'b [&'a str]) -> &'b [&'a str] {
     const WITH_VALUE: &[&str] = &[
         "-C",

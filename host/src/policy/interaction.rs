@@ -175,6 +175,12 @@ impl RunInteractionPolicy {
                     or a step is risky, ask with ask_clarification before acting.</clarification_system>"
                 .into();
         }
+        self.unattended_guidance()
+    }
+
+    /// Guidance for a run nobody watches, whatever made it so (its mode, or an
+    /// origin with nobody in front of an approval).
+    pub fn unattended_guidance(&self) -> String {
         format!(
             "<interaction_system mode=\"{}\">No human is watching this run: do not ask questions \
              and do not wait for a human response. {UNATTENDED}</interaction_system>",

@@ -11,7 +11,7 @@ use serde::Deserialize;
 
 use super::canonical::CanonicalCall;
 use super::rules::{RuleOutcome, RuleSet};
-use super::sensitive::{SensitivePaths, SensitivePathsConfig};
+use super::sensitive::{self, Access, SensitivePaths, SensitivePathsConfig};
 use super::tools::{ToolKind, ToolRegistry, ToolsConfig};
 use crate::decision::{Decision, Reason, Verdict};
 
@@ -108,7 +108,7 @@ impl PermissionEngine {
     pub fn new(config: &PermissionsConfig) -> Result<Self, (String, String)> {
         let rules = RuleSet::parse(&config.deny, &config.ask, &config.allow)
             .map_err(|(at, err)| (at, err.to_string()))?;
-        let sensitive = SensitivePaths::new(&config.sensitive_paths)
+        let sensitive = sensitive::compile(&config.sensitive_paths)
             .map_err(|message| ("sensitive_paths".to_string(), message))?;
         let tools = ToolRegistry::new(&config.tools).map_err(|e| ("tools".to_string(), e.0))?;
         Ok(PermissionEngine {
@@ -137,42 +137,72 @@ impl PermissionEngine {
 
     /// Judges a canonical call.
     pub fn evaluate(&self, call: &CanonicalCall) -> Decision {
+        self.judge(call).0
+    }
+
+    /// Judges a canonical call, and says whether an explicit allow or ask
+    /// rule decided it (then risk triage's advisory findings stand aside).
+    pub fn judge(&self, call: &CanonicalCall) -> (Decision, bool) {
         // 2. Sensitive paths: a hard boundary.
-        for path in call.paths.iter().chain(&call.target_paths) {
-            if let Some(pattern) = self.sensitive.matching(path) {
+        // Public material (a public key, a certificate, `known_hosts` read) is
+        // not a secret; what is written is judged as a write.
+        let writes = call.kind == ToolKind::Write;
+        let access = |path: &String, target: bool| {
+            if (target && writes) || call.written.contains(path) {
+                Access::Write
+            } else {
+                Access::Read
+            }
+        };
+        let paths = call
+            .paths
+            .iter()
+            .map(|p| (p, false))
+            .chain(call.target_paths.iter().map(|p| (p, true)));
+        for (path, target) in paths {
+            if let Some(pattern) = self.sensitive.protecting(path, access(path, target)) {
                 // A path under an unknown home reads better as `~/…`.
                 let shown = path
                     .strip_prefix('/')
                     .filter(|p| p.starts_with("~/"))
                     .unwrap_or(path);
-                return decision(
-                    Verdict::Deny,
-                    codes::SENSITIVE_PATH,
-                    format!("'{shown}' is a sensitive path (matches '{pattern}')"),
+                return (
+                    decision(
+                        Verdict::Deny,
+                        codes::SENSITIVE_PATH,
+                        format!("'{shown}' is a sensitive path (matches '{pattern}')"),
+                    ),
+                    false,
                 );
             }
         }
         // 3. The mode's upper bound.
         let read_only = self.tools.is_read_only(&call.tool);
         if self.mode == Mode::ReadOnly && !read_only {
-            return decision(
-                Verdict::Deny,
-                codes::READ_ONLY_MODE,
-                format!(
-                    "read_only mode: '{}' is not a registered read-only tool",
-                    call.tool
+            return (
+                decision(
+                    Verdict::Deny,
+                    codes::READ_ONLY_MODE,
+                    format!(
+                        "read_only mode: '{}' is not a registered read-only tool",
+                        call.tool
+                    ),
                 ),
+                false,
             );
         }
         // 4. Rules.
         let ruled = match self.rules.evaluate(call) {
             RuleOutcome::Deny(rule) => {
-                return decision(
-                    Verdict::Deny,
-                    codes::RULE_DENY,
-                    format!("denied by rule {}", rule.text()),
-                )
-                .with_meta("rule", rule.text());
+                return (
+                    decision(
+                        Verdict::Deny,
+                        codes::RULE_DENY,
+                        format!("denied by rule {}", rule.text()),
+                    )
+                    .with_meta("rule", rule.text()),
+                    true,
+                );
             }
             RuleOutcome::Ask(rule) => Some(
                 decision(
@@ -196,6 +226,7 @@ impl PermissionEngine {
             RuleOutcome::NoMatch => None,
         };
         // 5. The mode's default.
+        let explicit = ruled.is_some();
         let mut verdict = ruled.unwrap_or_else(|| self.mode_default(call, read_only));
         // What cannot be seen through, or hides characters, is at least an ask.
         let mut raise = |code: &str, message: String| {
@@ -217,7 +248,7 @@ impl PermissionEngine {
                 format!("the arguments hide characters: {what}"),
             );
         }
-        verdict
+        (verdict, explicit)
     }
 
     fn mode_default(&self, call: &CanonicalCall, read_only: bool) -> Decision {

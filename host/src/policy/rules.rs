@@ -7,7 +7,7 @@
 
 use super::canonical::CanonicalCall;
 use super::tools::ToolKind;
-use warden_analysis::glob::Glob;
+use warden_analysis::glob::{Glob, wildcard};
 use warden_analysis::path as paths;
 
 /// What a rule does when it matches.
@@ -379,30 +379,6 @@ fn command_pattern(text: &str) -> String {
         Some(prefix) => format!("{prefix} *"),
         None => pattern,
     }
-}
-
-/// `*` matches any run of characters (spaces and slashes included); the rest
-/// matches itself.
-pub(crate) fn wildcard(pattern: &str, text: &str) -> bool {
-    let (p, t) = (pattern.as_bytes(), text.as_bytes());
-    let (mut pi, mut ti) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while ti < t.len() {
-        if pi < p.len() && p[pi] == b'*' {
-            star = Some((pi, ti));
-            pi += 1;
-        } else if pi < p.len() && p[pi] == t[ti] {
-            pi += 1;
-            ti += 1;
-        } else if let Some((sp, st)) = star {
-            pi = sp + 1;
-            ti = st + 1;
-            star = Some((sp, st + 1));
-        } else {
-            return false;
-        }
-    }
-    p[pi..].iter().all(|&c| c == b'*')
 }
 
 /// `example.com` matches itself; `*.example.com` matches its subdomains.

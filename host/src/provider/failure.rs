@@ -116,24 +116,28 @@ impl ProviderFailure {
 
     /// The decision this failure becomes: deny, unless the operator set the
     /// provider to fail open, and then an allow that still shows the error.
+    /// A provider's failure puts the contract's `oap.evaluator_error` first and
+    /// its detail second; the host's own refusal to call it (the request is over
+    /// `max_input_bytes`: the model made it so) names its cause first, since a
+    /// harness such as DeerFlow shows only the first reason.
     pub fn to_decision(&self, provider: &str, on_error: OnError) -> Decision {
         let (verdict, summary) = match on_error {
             OnError::Deny => (Verdict::Deny, "guardrail provider error (fail-closed)"),
             OnError::Ask => (Verdict::Ask, "guardrail provider error (ask a human)"),
             OnError::Allow => (Verdict::Allow, "guardrail provider error (fail-open)"),
         };
-        Decision::new(
-            verdict,
-            vec![
-                Reason::new(codes::EVALUATOR_ERROR, summary),
-                Reason::new(
-                    self.kind.code(),
-                    format!("provider '{provider}': {}", self.message),
-                ),
-            ],
-        )
-        .with_meta("error_detail", self.kind.code())
-        .with_meta("provider", provider)
+        let summary = Reason::new(codes::EVALUATOR_ERROR, summary);
+        let detail = Reason::new(
+            self.kind.code(),
+            format!("provider '{provider}': {}", self.message),
+        );
+        let reasons = match self.kind {
+            FailureKind::InputTooLarge => vec![detail, summary],
+            _ => vec![summary, detail],
+        };
+        Decision::new(verdict, reasons)
+            .with_meta("error_detail", self.kind.code())
+            .with_meta("provider", provider)
     }
 }
 
@@ -149,6 +153,15 @@ mod tests {
         assert_eq!(d.reasons[0].code, "oap.evaluator_error");
         assert_eq!(d.reasons[1].code, "warden.timeout");
         assert_eq!(d.metadata["error_detail"], "warden.timeout");
+    }
+
+    #[test]
+    fn an_oversized_request_names_its_cause_first() {
+        let d = ProviderFailure::new(FailureKind::InputTooLarge, "300000 bytes")
+            .to_decision("p", OnError::Deny);
+        assert_eq!(d.verdict, Verdict::Deny);
+        assert_eq!(d.reasons[0].code, "warden.input_too_large");
+        assert_eq!(d.reasons[1].code, "oap.evaluator_error");
     }
 
     #[test]

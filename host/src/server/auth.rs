@@ -10,6 +10,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
+use crate::trust::Asserts;
+
 /// What a token may do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -18,8 +20,11 @@ pub enum Role {
     Agent,
     /// As `agent`, and may set the internal-only context keys (interaction mode).
     Internal,
-    /// The operator: reload, list providers.
+    /// The operator: reload, list providers (and answer approvals, where
+    /// `hitl_approval.admins_may_approve` says so).
     Admin,
+    /// A human who answers approvals: resume, clear, grants, the console.
+    Approver,
 }
 
 impl Role {
@@ -28,6 +33,7 @@ impl Role {
             Role::Agent => "agent",
             Role::Internal => "internal",
             Role::Admin => "admin",
+            Role::Approver => "approver",
         }
     }
 }
@@ -45,13 +51,22 @@ pub enum Access {
     Agent,
     /// Operators.
     Admin,
+    /// Approvers (and admins, where the operator lets them approve).
+    Approver,
+    /// Any valid token; the route decides what each may do (the approval
+    /// routes: an agent sees its own pauses, an approver everyone's).
+    Token,
 }
 
 impl Access {
-    pub fn allows(self, role: Role) -> bool {
+    /// Whether a token of `role` may use the route; `admins_approve` is
+    /// `hitl_approval.admins_may_approve`.
+    pub fn allows(self, role: Role, admins_approve: bool) -> bool {
         match self {
             Access::Agent => matches!(role, Role::Agent | Role::Internal),
             Access::Admin => role == Role::Admin,
+            Access::Approver => role == Role::Approver || (role == Role::Admin && admins_approve),
+            Access::Token => true,
         }
     }
 
@@ -59,6 +74,8 @@ impl Access {
         match self {
             Access::Agent => "the agent or internal role",
             Access::Admin => "the admin role",
+            Access::Approver => "the approver role",
+            Access::Token => "a valid token",
         }
     }
 }
@@ -76,6 +93,15 @@ pub struct TokenSpec {
     /// The environment variable holding the token.
     #[serde(default)]
     pub token_env: Option<String>,
+    /// The attribution fields (`user_role`, `user_id`, `oauth_provider`,
+    /// `oauth_id`) this token's calls are believed on; an agent's others are
+    /// dropped. Internal tokens may set them all.
+    #[serde(default)]
+    pub asserts: Asserts,
+    /// May relay a named human's answer to a resume (agent and internal
+    /// tokens only): the harness shows the question in its own UI.
+    #[serde(default)]
+    pub relay: bool,
 }
 
 impl fmt::Debug for TokenSpec {
@@ -85,6 +111,8 @@ impl fmt::Debug for TokenSpec {
             .field("role", &self.role)
             .field("token", &self.token.as_ref().map(|_| "<hidden>"))
             .field("token_env", &self.token_env)
+            .field("asserts", &self.asserts)
+            .field("relay", &self.relay)
             .finish()
     }
 }
@@ -110,6 +138,14 @@ pub enum TokenError {
     DuplicateToken { index: usize },
     #[error("server.tokens[{index}].name: must not be empty")]
     EmptyName { index: usize },
+    #[error(
+        "server.tokens[{index}].asserts: a token with the {role} role judges no calls, so it asserts nothing"
+    )]
+    AssertsUnused { index: usize, role: Role },
+    #[error(
+        "server.tokens[{index}].relay: only agent and internal tokens relay a human's answer; a token with the {role} role cannot"
+    )]
+    RelayRole { index: usize, role: Role },
 }
 
 /// An authenticated caller.
@@ -117,6 +153,10 @@ pub enum TokenError {
 pub struct Principal {
     pub name: Arc<str>,
     pub role: Role,
+    /// The attribution fields its calls are believed on (`asserts:`).
+    pub asserts: Asserts,
+    /// May relay a named human's answer to a resume.
+    pub relay: bool,
 }
 
 /// The configured tokens, resolved and hashed.
@@ -140,6 +180,12 @@ impl Tokens {
             if spec.name.trim().is_empty() {
                 return Err(TokenError::EmptyName { index });
             }
+            if spec.relay && !matches!(spec.role, Role::Agent | Role::Internal) {
+                return Err(TokenError::RelayRole {
+                    index,
+                    role: spec.role,
+                });
+            }
             let secret = match (&spec.token, &spec.token_env) {
                 (Some(token), None) => token.clone(),
                 (None, Some(var)) => env(var).ok_or_else(|| TokenError::MissingEnv {
@@ -151,6 +197,12 @@ impl Tokens {
             let chars = secret.chars().count();
             if chars < MIN_TOKEN_CHARS {
                 return Err(TokenError::TooShort { index, chars });
+            }
+            if !spec.asserts.is_empty() && !Access::Agent.allows(spec.role, false) {
+                return Err(TokenError::AssertsUnused {
+                    index,
+                    role: spec.role,
+                });
             }
             if entries.iter().any(|e| *e.principal.name == *spec.name) {
                 return Err(TokenError::DuplicateName {
@@ -166,6 +218,8 @@ impl Tokens {
                 principal: Principal {
                     name: spec.name.as_str().into(),
                     role: spec.role,
+                    asserts: spec.asserts,
+                    relay: spec.relay,
                 },
                 digest,
             });
@@ -176,10 +230,15 @@ impl Tokens {
     /// The caller holding `presented`, if any. Every configured token is
     /// compared, in constant time, whatever matches.
     pub fn authenticate(&self, presented: &str) -> Option<Principal> {
-        let presented = digest(presented);
+        self.authenticate_digest(&token_digest(presented))
+    }
+
+    /// The caller holding the token whose [`token_digest`] is `presented`, if
+    /// it is still configured: the console keeps this digest, never the token.
+    pub fn authenticate_digest(&self, presented: &[u8; 32]) -> Option<Principal> {
         let mut found = None;
         for entry in &self.entries {
-            if bool::from(entry.digest.ct_eq(&presented)) {
+            if bool::from(entry.digest.ct_eq(presented)) {
                 found = Some(&entry.principal);
             }
         }
@@ -189,6 +248,11 @@ impl Tokens {
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
+}
+
+/// What identifies a token without holding it: its SHA-256.
+pub fn token_digest(token: &str) -> [u8; 32] {
+    digest(token)
 }
 
 /// Hashing first makes every comparison the same length.
@@ -217,6 +281,8 @@ mod tests {
             role,
             token: Some(token.into()),
             token_env: None,
+            asserts: Asserts::NONE,
+            relay: false,
         }
     }
 
@@ -274,9 +340,86 @@ mod tests {
     }
 
     #[test]
+    fn a_token_carries_the_fields_it_may_assert() {
+        let spec = TokenSpec {
+            asserts: serde_json::from_str(r#"["user_role"]"#).unwrap(),
+            ..spec("gateway", Role::Agent, LONG)
+        };
+        let tokens = Tokens::resolve(&[spec], |_| None).unwrap();
+        let who = tokens.authenticate(LONG).unwrap();
+        assert_eq!(format!("{:?}", who.asserts), r#"["user_role"]"#);
+    }
+
+    #[test]
+    fn an_admin_token_that_asserts_fields_is_refused() {
+        let spec = TokenSpec {
+            asserts: Asserts::ALL,
+            ..spec("ops", Role::Admin, LONG)
+        };
+        let err = Tokens::resolve(&[spec], |_| None).err().unwrap();
+        assert_eq!(
+            err,
+            TokenError::AssertsUnused {
+                index: 0,
+                role: Role::Admin
+            }
+        );
+        assert!(
+            err.to_string().contains("server.tokens[0].asserts"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn roles_reach_only_their_routes() {
-        assert!(Access::Agent.allows(Role::Agent) && Access::Agent.allows(Role::Internal));
-        assert!(!Access::Agent.allows(Role::Admin));
-        assert!(Access::Admin.allows(Role::Admin) && !Access::Admin.allows(Role::Internal));
+        assert!(
+            Access::Agent.allows(Role::Agent, false) && Access::Agent.allows(Role::Internal, false)
+        );
+        assert!(
+            !Access::Agent.allows(Role::Admin, false)
+                && !Access::Agent.allows(Role::Approver, false)
+        );
+        assert!(
+            Access::Admin.allows(Role::Admin, false)
+                && !Access::Admin.allows(Role::Internal, false)
+        );
+        assert!(!Access::Admin.allows(Role::Approver, false));
+    }
+
+    #[test]
+    fn only_approvers_approve_unless_admins_are_let_in() {
+        assert!(Access::Approver.allows(Role::Approver, false));
+        for role in [Role::Agent, Role::Internal, Role::Admin] {
+            assert!(!Access::Approver.allows(role, false), "{role}");
+        }
+        assert!(Access::Approver.allows(Role::Admin, true));
+        assert!(!Access::Approver.allows(Role::Agent, true));
+    }
+
+    #[test]
+    fn only_agent_and_internal_tokens_may_relay() {
+        for role in [Role::Agent, Role::Internal] {
+            let relay = TokenSpec {
+                relay: true,
+                ..spec("gw", role, LONG)
+            };
+            assert!(
+                Tokens::resolve(&[relay], |_| None)
+                    .unwrap()
+                    .authenticate(LONG)
+                    .unwrap()
+                    .relay
+            );
+        }
+        for role in [Role::Approver, Role::Admin] {
+            let relay = TokenSpec {
+                relay: true,
+                ..spec("gw", role, LONG)
+            };
+            assert_eq!(
+                Tokens::resolve(&[relay], |_| None).err(),
+                Some(TokenError::RelayRole { index: 0, role })
+            );
+        }
     }
 }

@@ -37,7 +37,19 @@ pub struct Metrics {
     last_reload_ok: IntGauge,
     last_reload_success: IntGauge,
     log_write_errors: IntCounter,
+    load: IntGaugeVec,
+    notify: super::notify::Counters,
     known_codes: RwLock<HashSet<String>>,
+}
+
+/// How loaded the daemon is right now.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Load {
+    pub connections: usize,
+    pub max_connections: usize,
+    /// Calls queued for a judging thread or being judged.
+    pub jobs: usize,
+    pub workers: usize,
 }
 
 /// 10 µs to ~5 s, doubling.
@@ -46,6 +58,11 @@ fn latency_buckets() -> Vec<f64> {
 }
 
 impl Metrics {
+    /// The counters the webhook notifier increments.
+    pub fn notify_counters(&self) -> super::notify::Counters {
+        self.notify.clone()
+    }
+
     pub fn new() -> Metrics {
         let registry = Registry::new();
         fn counter(registry: &Registry, name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
@@ -88,6 +105,27 @@ impl Metrics {
         registry
             .register(Box::new(log_write_errors.clone()))
             .expect("unique metric");
+        let plain = |name: &str, help: &str| {
+            let c = IntCounter::new(name, help).expect("valid metric");
+            registry
+                .register(Box::new(c.clone()))
+                .expect("unique metric");
+            c
+        };
+        let notify = super::notify::Counters {
+            sent: plain(
+                "warden_notify_sent_total",
+                "Pause notices a webhook accepted (hitl_approval.notify).",
+            ),
+            failed: plain(
+                "warden_notify_failed_total",
+                "Pause notices given up after every try.",
+            ),
+            retried: plain(
+                "warden_notify_retries_total",
+                "Tries of a pause notice after a failed one.",
+            ),
+        };
         let start = single(
             &registry,
             "warden_start_time_seconds",
@@ -95,6 +133,7 @@ impl Metrics {
         );
         start.set(unix_seconds(SystemTime::now()));
         Metrics {
+            notify,
             decisions: counter(
                 &registry,
                 "warden_decisions_total",
@@ -183,6 +222,12 @@ impl Metrics {
                 "When a provider set was last swapped in (or first loaded).",
             ),
             log_write_errors,
+            load: gauge(
+                &registry,
+                "warden_daemon_load",
+                "Open connections and their cap, and calls queued or being judged and the judging threads.",
+                &["what"],
+            ),
             known_codes: RwLock::new(HashSet::new()),
             registry,
         }
@@ -270,6 +315,18 @@ impl Metrics {
         self.reloads.with_label_values(&[trigger, "failed"]).inc();
         self.reload_failures.with_label_values(&[error]).inc();
         self.last_reload_ok.set(0);
+    }
+
+    /// Records how loaded the daemon is, for the next render.
+    pub fn load(&self, load: Load) {
+        for (what, value) in [
+            ("connections", load.connections),
+            ("max_connections", load.max_connections),
+            ("jobs", load.jobs),
+            ("workers", load.workers),
+        ] {
+            self.load.with_label_values(&[what]).set(value as i64);
+        }
     }
 
     /// The metrics as Prometheus text, with the pools of the live set and the

@@ -15,11 +15,19 @@
 
 pub mod auth;
 mod body;
+mod connections;
+pub mod console;
+pub mod events;
+mod expiry;
+mod limits;
 pub mod loadgen;
 pub mod metrics;
+pub mod notify;
+mod refusal;
 mod reload;
 mod routes;
 mod watch;
+mod workers;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -28,21 +36,24 @@ use std::sync::{Arc, Mutex};
 use arc_swap::ArcSwap;
 use axum::http::HeaderMap;
 use serde::Deserialize;
-use tokio::sync::oneshot;
+use tokio::sync::{Semaphore, oneshot};
 use tokio::task::JoinHandle;
 
 pub use auth::{Access, Principal, Role, TokenError, TokenSpec, Tokens};
-pub use body::{ApiError, ErrorBody, ErrorDetail, HttpLimits};
+pub use body::{ApiError, ErrorBody, ErrorDetail};
+pub use connections::raise_open_file_limit;
+pub use limits::HttpLimits;
 pub use metrics::Metrics;
 pub use reload::{ProviderDigest, ReloadError, ReloadReport, Trigger};
 pub use routes::{OPENAPI, ROUTES, RouteInfo};
+pub use workers::{PoolError, WorkerPool};
 
-use crate::approval::{ApprovalGate, Durability, StoreError};
+use crate::approval::{ApprovalGate, Durability, SqliteApprovalStore, StoreError};
 use crate::config::{Config, ConfigError};
-use crate::decision_log::{ArgumentPolicy, DecisionLog, DecisionLogError, JsonLines};
-use crate::pipeline::{Evaluation, Warden};
+use crate::decision_log::{ArgumentPolicy, DecisionLog, DecisionLogError, Fsync, JsonLines};
+use crate::pipeline::Warden;
 use crate::provider::LoadError;
-use crate::request::{Caller, RequestError, ToolCall};
+use connections::Connections;
 
 /// Where the daemon listens unless told otherwise.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
@@ -65,6 +76,10 @@ pub struct ServerConfig {
     pub tokens: Vec<TokenSpec>,
     #[serde(default)]
     pub limits: HttpLimits,
+    /// Where people reach this daemon (`https://warden.example.com`), for the
+    /// links in notices and the console's cookies (`Secure` under https).
+    #[serde(default)]
+    pub public_url: Option<String>,
 }
 
 impl Default for ServerConfig {
@@ -74,7 +89,42 @@ impl Default for ServerConfig {
             watch_config: true,
             tokens: Vec::new(),
             limits: HttpLimits::default(),
+            public_url: None,
         }
+    }
+}
+
+impl ServerConfig {
+    /// Checks what parsing cannot; on error, the key under `server` and why.
+    pub fn check(&self) -> Result<(), (String, String)> {
+        if let Some(public) = &self.public_url {
+            let url = url::Url::parse(public).map_err(|err| {
+                (
+                    "public_url".to_string(),
+                    format!("'{public}' is not a URL: {err}"),
+                )
+            })?;
+            if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
+                return Err((
+                    "public_url".into(),
+                    format!("'{public}' must be an http:// or https:// URL with a host"),
+                ));
+            }
+            if url.query().is_some() || url.fragment().is_some() {
+                return Err((
+                    "public_url".into(),
+                    format!("'{public}' must not have a query or a fragment"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// `public_url` without a trailing slash, if set.
+    pub fn public_base(&self) -> Option<String> {
+        self.public_url
+            .as_deref()
+            .map(|u| u.trim_end_matches('/').to_string())
     }
 }
 
@@ -86,13 +136,16 @@ fn yes() -> bool {
     true
 }
 
-/// How `POST /v1/evaluate` runs the synchronous pipeline from the async
-/// runtime. The default, [`Dispatch::Inline`], was measured fastest (see
-/// `docs/benchmarks.md`); the others are kept to measure against.
+/// How the routes run their blocking work (the pipeline, the approval store)
+/// from the async runtime. The default, [`Dispatch::Pool`], keeps the async
+/// workers free whatever a provider or the store does; the others are kept to
+/// measure against (see `docs/benchmarks.md`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Dispatch {
-    /// On the runtime's worker thread.
+    /// On the judging pool ([`WorkerPool`]), refused at once when its queue is full.
     #[default]
+    Pool,
+    /// On the runtime's worker thread.
     Inline,
     /// On the worker thread, after handing its other tasks to another worker.
     BlockInPlace,
@@ -134,6 +187,10 @@ pub enum ServeError {
         "{config}: no token is configured under server.tokens, so nobody could call the daemon; add one, e.g.\n  server:\n    tokens:\n      - {{name: my-agent, role: agent, token_env: WARDEN_AGENT_TOKEN}}"
     )]
     NoTokens { config: String },
+    #[error("{0}")]
+    Notify(String),
+    #[error("cannot start the judging threads: {0}")]
+    Workers(std::io::Error),
     #[error("cannot create the data directory {path}: {source}")]
     DataDir {
         path: String,
@@ -155,6 +212,8 @@ struct Settings {
     tokens: Tokens,
     limits: HttpLimits,
     arguments: ArgumentPolicy,
+    /// The webhooks of `hitl_approval.notify`, their secrets read.
+    notify: Vec<notify::Target>,
 }
 
 impl Settings {
@@ -166,7 +225,10 @@ impl Settings {
             });
         }
         config.server.limits.check().map_err(ServeError::Limits)?;
+        let notify = notify::resolve(&config.hitl_approval.notify, |var| std::env::var(var).ok())
+            .map_err(ServeError::Notify)?;
         Ok(Settings {
+            notify,
             tokens,
             limits: config.server.limits,
             arguments: ArgumentPolicy::new(&config.decision_log)?,
@@ -179,20 +241,30 @@ impl Settings {
 struct Fixed {
     listen: SocketAddr,
     watch: bool,
-    decision_log: (bool, PathBuf),
+    decision_log: (bool, PathBuf, Fsync, u64),
     durability: Durability,
+    data_dir: PathBuf,
+    limits: [(&'static str, u64); 5],
+    /// `server.public_url`, without a trailing slash.
+    public_url: Option<String>,
 }
 
 impl Fixed {
     fn of(config: &Config) -> Fixed {
+        let log = &config.decision_log;
         Fixed {
             listen: config.server.listen,
             watch: config.server.watch_config,
             decision_log: (
-                config.decision_log.enabled,
-                config.decision_log.path.clone(),
+                log.enabled,
+                log.path.clone(),
+                log.fsync,
+                log.fsync_interval_ms,
             ),
             durability: config.hitl_approval.durability,
+            data_dir: config.data_dir(),
+            limits: config.server.limits.fixed_at_start(),
+            public_url: config.server.public_base(),
         }
     }
 }
@@ -205,27 +277,40 @@ pub struct Daemon {
     gate: ApprovalGate,
     config_path: PathBuf,
     tokens: ArcSwap<Tokens>,
-    limits: ArcSwap<HttpLimits>,
+    limits: Arc<ArcSwap<HttpLimits>>,
     metrics: Metrics,
     decisions: DecisionLog,
     swaps: JsonLines,
     /// Serialises reloads, and remembers what was applied last.
     reloading: Mutex<reload::Applied>,
     fixed: Fixed,
+    /// `--data-dir`, which every reloaded configuration is held to.
+    data_dir: Option<PathBuf>,
     dispatch: Dispatch,
+    /// The threads that judge calls and wait on the store.
+    workers: WorkerPool,
+    /// Turns of the requests whose body is read and judged at once.
+    bodies: Arc<Semaphore>,
+    connections: Arc<Connections>,
+    /// Pauses made and resolved, for the console's event stream.
+    events: events::Events,
+    /// Webhooks told of every pause.
+    notifier: notify::Notifier,
+    /// The console's logged-in people.
+    sessions: console::Sessions,
+    /// `http://<bound address>`, where `server.public_url` is not set.
+    bound_url: std::sync::OnceLock<String>,
 }
 
 impl Daemon {
     /// Loads the configuration file and everything it names. Blocks while
     /// providers are compiled and configured.
     pub fn load(config_path: &Path, options: &ServeOptions) -> Result<Daemon, ServeError> {
-        let (config, digest) = reload::read_config(config_path)?;
+        let (mut config, digest) = reload::read_config(config_path)?;
+        settle_data_dir(&mut config, options.data_dir.as_deref());
         let settings = Settings::resolve(&config)?;
-        let data_dir = options
-            .data_dir
-            .clone()
-            .unwrap_or_else(|| config.data_dir());
-        std::fs::create_dir_all(&data_dir).map_err(|source| ServeError::DataDir {
+        let data_dir = config.data_dir();
+        crate::data_dir::create_private_dir(&data_dir).map_err(|source| ServeError::DataDir {
             path: data_dir.display().to_string(),
             source,
         })?;
@@ -236,17 +321,33 @@ impl Daemon {
                 message: failure.to_string(),
             });
         }
-        let gate = ApprovalGate::open(warden.clone(), &data_dir, config.hitl_approval.durability)?;
+        let limits = settings.limits;
+        let store = SqliteApprovalStore::open_in(&data_dir, config.hitl_approval.durability)?;
+        store.set_busy_timeout(limits.store_busy_timeout())?;
+        let gate = ApprovalGate::new(warden.clone(), Arc::new(store));
         let decisions = DecisionLog::open(&config.decision_log, &data_dir)?;
         decisions.set_policy(settings.arguments);
         let swaps = JsonLines::open(&data_dir.join(SWAP_LOG))?;
         let metrics = Metrics::new();
+        let notifier = notify::Notifier::new(metrics.notify_counters());
+        notifier.set(settings.notify);
         metrics.swapped(None, warden.snapshot().providers.generation());
         let fixed = Fixed::of(&config);
+        let workers = WorkerPool::start(limits.worker_count(), limits.queue_depth)
+            .map_err(ServeError::Workers)?;
+        let connections = Arc::new(Connections::new(connections::connection_cap(
+            limits.max_connections,
+        )));
+        if connections.cap() < limits.max_connections {
+            tracing::warn!(
+                cap = connections.cap(),
+                "server.limits.max_connections lowered to fit the open-file limit"
+            );
+        }
         Ok(Daemon {
             config_path: config_path.to_path_buf(),
             tokens: ArcSwap::from_pointee(settings.tokens),
-            limits: ArcSwap::from_pointee(settings.limits),
+            limits: Arc::new(ArcSwap::from_pointee(limits)),
             metrics,
             decisions,
             swaps,
@@ -254,9 +355,17 @@ impl Daemon {
                 config_sha256: digest,
             }),
             fixed,
+            data_dir: options.data_dir.clone(),
             dispatch: options.dispatch,
+            workers,
+            bodies: Arc::new(Semaphore::new(limits.max_concurrent_bodies)),
+            connections,
             warden,
             gate,
+            events: events::Events::new(),
+            notifier,
+            sessions: console::Sessions::new(),
+            bound_url: std::sync::OnceLock::new(),
         })
     }
 
@@ -296,7 +405,8 @@ impl Daemon {
             .load()
             .authenticate(token)
             .ok_or_else(|| ApiError::unauthorized("the bearer token is not valid"))?;
-        if !access.allows(who.role) {
+        let admins_approve = self.warden.snapshot().hitl_approval.admins_may_approve;
+        if !access.allows(who.role, admins_approve) {
             return Err(ApiError::forbidden(format!(
                 "the token '{}' has the {} role; this route needs {}",
                 who.name,
@@ -307,38 +417,82 @@ impl Daemon {
         Ok(who)
     }
 
+    /// What the caller may do with approvals: answer any (an approver, or an
+    /// admin where `hitl_approval.admins_may_approve`), relay a named human's
+    /// answer to its own (a `relay: true` token), or nothing.
+    pub fn authority(&self, who: &Principal) -> crate::approval::Authority {
+        use crate::approval::Authority;
+        match who.role {
+            Role::Approver => Authority::Approver,
+            Role::Admin if self.warden.snapshot().hitl_approval.admins_may_approve => {
+                Authority::Approver
+            }
+            Role::Agent | Role::Internal if who.relay => Authority::Relay,
+            _ => Authority::Denied,
+        }
+    }
+
+    /// Pauses made and resolved.
+    pub fn events(&self) -> &events::Events {
+        &self.events
+    }
+
+    /// Where people reach the daemon: `server.public_url`, else the address it
+    /// is bound to.
+    pub fn public_url(&self) -> String {
+        self.fixed
+            .public_url
+            .clone()
+            .or_else(|| self.bound_url.get().cloned())
+            .unwrap_or_else(|| format!("http://{}", self.fixed.listen))
+    }
+
     /// The request limits in force.
     pub fn limits(&self) -> HttpLimits {
         **self.limits.load()
     }
 
-    /// Judges one call as the configured dispatch says.
-    async fn judge(
+    /// Runs blocking work (the pipeline, the approval store) as the dispatch
+    /// says: on the judging pool unless measuring the alternatives.
+    async fn offload<T: Send + 'static>(
         self: &Arc<Self>,
-        call: ToolCall,
-        caller: Caller,
-    ) -> Result<(ToolCall, Result<Evaluation, RequestError>), ApiError> {
+        job: impl FnOnce(&Daemon) -> T + Send + 'static,
+    ) -> Result<T, PoolError> {
         match self.dispatch {
-            Dispatch::Inline => {
-                let evaluation = self.warden.evaluate(&call, caller);
-                Ok((call, evaluation))
+            Dispatch::Pool => {
+                let daemon = self.clone();
+                self.workers.run(move || job(&daemon)).await
             }
-            Dispatch::BlockInPlace => {
-                let evaluation =
-                    tokio::task::block_in_place(|| self.warden.evaluate(&call, caller));
-                Ok((call, evaluation))
-            }
+            Dispatch::Inline => Ok(job(self)),
+            Dispatch::BlockInPlace => Ok(tokio::task::block_in_place(|| job(self))),
             Dispatch::SpawnBlocking => {
                 let daemon = self.clone();
-                tokio::task::spawn_blocking(move || {
-                    let evaluation = daemon.warden.evaluate(&call, caller);
-                    (call, evaluation)
-                })
-                .await
-                .map_err(|err| ApiError::internal(format!("the evaluation failed: {err}")))
+                tokio::task::spawn_blocking(move || job(&daemon))
+                    .await
+                    .map_err(|_| PoolError::Panicked)
             }
         }
     }
+
+    /// How loaded the daemon is: connections, and calls waiting or being judged.
+    pub fn current_load(&self) -> metrics::Load {
+        metrics::Load {
+            connections: self.connections.open(),
+            max_connections: self.connections.cap(),
+            jobs: self.workers.busy(),
+            workers: self.workers.workers(),
+        }
+    }
+}
+
+/// Puts the data directory where the command line says, else where the file
+/// says, as an absolute path: the compiled cache, the store and the logs all
+/// live there.
+fn settle_data_dir(config: &mut Config, command_line: Option<&Path>) {
+    let dir = command_line
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| config.data_dir());
+    config.set_data_dir(&dir);
 }
 
 /// A running daemon.
@@ -347,6 +501,7 @@ pub struct Server {
     addr: SocketAddr,
     stop: Option<oneshot::Sender<()>>,
     task: JoinHandle<std::io::Result<()>>,
+    sweeper: JoinHandle<()>,
     _watcher: Option<watch::ConfigWatcher>,
 }
 
@@ -365,6 +520,7 @@ impl Server {
             .await
             .map_err(|source| ServeError::Bind { addr, source })?;
         let addr = listener.local_addr()?;
+        let _ = daemon.bound_url.set(format!("http://{addr}"));
         let watcher = if options.watch.unwrap_or(daemon.fixed.watch) {
             Some(watch::ConfigWatcher::start(daemon.clone())?)
         } else {
@@ -372,24 +528,21 @@ impl Server {
         };
         let (stop, stopped) = oneshot::channel::<()>();
         let app = routes::router(daemon.clone());
-        // Answers are small and each is written at once: do not let Nagle's
-        // algorithm hold them back.
-        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
-        let task = tokio::spawn(async move {
-            axum::serve(listener, app)
-                .with_graceful_shutdown(async {
-                    let _ = stopped.await;
-                })
-                .await
-        });
+        let task = tokio::spawn(connections::serve(
+            listener,
+            app,
+            daemon.connections.clone(),
+            daemon.limits.clone(),
+            stopped,
+        ));
+        let sweeper = expiry::spawn(daemon.clone());
         tracing::info!(%addr, config = %daemon.config_path.display(), "warden is serving");
         Ok(Server {
             daemon,
             addr,
             stop: Some(stop),
             task,
+            sweeper,
             _watcher: watcher,
         })
     }
@@ -403,12 +556,16 @@ impl Server {
         &self.daemon
     }
 
-    /// Stops accepting connections, lets requests in flight finish, and
-    /// writes out the logs.
+    /// Stops accepting connections, lets requests in flight finish (for at most
+    /// `server.limits.shutdown_timeout_ms`, then drops their connections), and
+    /// writes out and syncs the logs.
     pub async fn shutdown(mut self) -> Result<(), ServeError> {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
+        // The console's event streams would otherwise hold the shutdown.
+        self.daemon.events.close();
+        self.sweeper.abort();
         let served = (&mut self.task)
             .await
             .map_err(|err| ServeError::Io(std::io::Error::other(err)))?;
@@ -437,6 +594,9 @@ pub fn run(config_path: &Path, options: ServeOptions) -> anyhow::Result<()> {
         let mut hangup = signal(SignalKind::hangup())?;
         let mut terminate = signal(SignalKind::terminate())?;
         let mut interrupt = signal(SignalKind::interrupt())?;
+        if let Some(files) = raise_open_file_limit() {
+            tracing::debug!(files, "open-file limit");
+        }
         let server = Server::start(config_path, options).await?;
         {
             use std::io::Write;

@@ -202,11 +202,16 @@ impl Daemon {
         };
         let prepared = read_config(&self.config_path)
             .map_err(|e| fail("config", e.into()))
-            .and_then(|(config, digest)| {
+            .and_then(|(mut config, digest)| {
+                super::settle_data_dir(&mut config, self.data_dir.as_deref());
+                let wanted = Fixed::of(&config);
+                // A new data directory needs a restart: keep the running one.
+                config.set_data_dir(&self.fixed.data_dir);
                 let settings = Settings::resolve(&config).map_err(|e| {
                     let kind = match e {
                         ServeError::Tokens(_) | ServeError::NoTokens { .. } => "tokens",
                         ServeError::Limits(_) => "limits",
+                        ServeError::Notify(_) => "notify",
                         _ => "decision_log",
                     };
                     fail(kind, e)
@@ -221,9 +226,9 @@ impl Daemon {
                         },
                     ));
                 }
-                Ok((config, digest, settings, snapshot))
+                Ok((wanted, digest, settings, snapshot))
             });
-        let (config, digest, settings, snapshot) = match prepared {
+        let (wanted, digest, settings, snapshot) = match prepared {
             Ok(ready) => ready,
             Err(err) => {
                 tracing::error!(trigger = trigger.label(), %err, "reload failed");
@@ -251,12 +256,13 @@ impl Daemon {
         self.tokens.store(settings.tokens.into());
         self.limits.store(settings.limits.into());
         self.decisions.set_policy(settings.arguments);
+        self.notifier.set(settings.notify);
         applied.config_sha256 = digest.clone();
         let duration_ms = millis(started);
         self.metrics
             .swapped(Some(trigger.label()), new_summary.generation);
 
-        let warnings = restart_warnings(&self.fixed, &Fixed::of(&config));
+        let warnings = restart_warnings(&self.fixed, &wanted);
         for warning in &warnings {
             tracing::warn!("{warning}");
         }
@@ -310,7 +316,27 @@ fn restart_warnings(running: &Fixed, wanted: &Fixed) -> Vec<String> {
         out.push("hitl_approval.durability changed; restart to apply it".into());
     }
     if running.decision_log != wanted.decision_log {
-        out.push("decision_log.enabled or decision_log.path changed; restart to apply it".into());
+        out.push(
+            "decision_log.enabled, path, fsync or fsync_interval_ms changed; restart to apply it"
+                .into(),
+        );
+    }
+    if running.data_dir != wanted.data_dir {
+        out.push(format!(
+            "data_dir changed to {}; restart to use it (still {})",
+            wanted.data_dir.display(),
+            running.data_dir.display()
+        ));
+    }
+    if running.public_url != wanted.public_url {
+        out.push("server.public_url changed; restart to apply it".into());
+    }
+    for ((key, now), (_, next)) in running.limits.iter().zip(&wanted.limits) {
+        if now != next {
+            out.push(format!(
+                "server.limits.{key} changed to {next}; restart to apply it (still {now})"
+            ));
+        }
     }
     out
 }

@@ -9,19 +9,30 @@ use std::time::{Instant, SystemTime};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{MatchedPath, Path, RawQuery, Request, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get, post};
 use serde::Serialize;
 
 use super::auth::{Access, Principal, Role};
-use super::body::{ApiError, read_json};
-use super::{Daemon, Trigger};
-use crate::approval::{ApprovalView, ListFilter, ModelResponse, ResumeRequest, RunRef};
+use super::body::{ApiError, Refusal, read_checked, read_json};
+use super::refusal::{self, OVERLOADED, STORE_UNAVAILABLE};
+use super::{Daemon, PoolError, Trigger};
+use crate::approval::gate::check_id;
+use crate::approval::{
+    self, ApprovalError, Authority, GateOutcome, GrantFilter, Resolution, Reviewer,
+};
+use crate::approval::{
+    ApprovalView, InteractionQuery, InteractionReport, ListFilter, ModelResponse, ResumeRequest,
+    RunRef,
+};
 use crate::config::{Limits, OnError};
+use crate::decision::Reason;
 use crate::decision_log::{Requester, status_verdict};
+use crate::pipeline::{self, Evaluation};
 use crate::request::{Caller, RequestError, ToolCall};
+use serde_json::json;
 
 /// The OpenAPI document of this API, kept in the repository.
 pub const OPENAPI: &str = include_str!("../../../docs/openapi.json");
@@ -64,14 +75,44 @@ pub const ROUTES: &[RouteInfo] = &[
     RouteInfo {
         method: "GET",
         path: "/v1/threads/{thread_id}/approvals",
-        access: Some(Access::Agent),
+        access: Some(Access::Token),
         handler: || get(approvals),
     },
     RouteInfo {
         method: "POST",
         path: "/v1/threads/{thread_id}/approvals/{approval_id}/resume",
-        access: Some(Access::Agent),
+        access: Some(Access::Token),
         handler: || post(resume),
+    },
+    RouteInfo {
+        method: "GET",
+        path: "/v1/interaction",
+        access: Some(Access::Agent),
+        handler: || get(interaction),
+    },
+    RouteInfo {
+        method: "POST",
+        path: "/v1/interaction",
+        access: Some(Access::Agent),
+        handler: || post(interaction_for),
+    },
+    RouteInfo {
+        method: "POST",
+        path: "/v1/threads/{thread_id}/approvals/{approval_id}/clear",
+        access: Some(Access::Token),
+        handler: || post(clear),
+    },
+    RouteInfo {
+        method: "GET",
+        path: "/v1/grants",
+        access: Some(Access::Token),
+        handler: || get(grants),
+    },
+    RouteInfo {
+        method: "POST",
+        path: "/v1/grants/{grant_id}/revoke",
+        access: Some(Access::Token),
+        handler: || post(revoke_grant),
     },
     RouteInfo {
         method: "POST",
@@ -112,6 +153,12 @@ pub(super) fn router(daemon: Arc<Daemon>) -> Router {
         router = router.route(route.path, (route.handler)());
     }
     router
+        // The console is not part of the /v1 API (nor of ROUTES and OpenAPI).
+        .merge(super::console::routes())
+        .route_layer(axum::middleware::from_fn_with_state(
+            daemon.clone(),
+            take_turn,
+        ))
         .route_layer(axum::middleware::from_fn_with_state(
             daemon.clone(),
             observe,
@@ -138,6 +185,42 @@ async fn observe(
     response
 }
 
+/// A request with a body waits for one of `server.limits.max_concurrent_bodies`
+/// turns, held until it is answered, so that the memory bodies take stays
+/// bounded however many clients send them; 503 `overloaded` if none comes
+/// within `body_read_timeout_ms`.
+async fn take_turn(State(daemon): State<Arc<Daemon>>, request: Request, next: Next) -> Response {
+    if request.method() != Method::POST {
+        return next.run(request).await;
+    }
+    let limits = daemon.limits();
+    let turn = tokio::time::timeout(
+        limits.body_read_timeout(),
+        daemon.bodies.clone().acquire_owned(),
+    )
+    .await;
+    match turn {
+        Ok(Ok(turn)) => {
+            let response = next.run(request).await;
+            drop(turn);
+            response
+        }
+        _ => ApiError::overloaded(format!(
+            "{} requests are being read or judged (server.limits.max_concurrent_bodies); try again",
+            limits.max_concurrent_bodies
+        ))
+        .into_response(),
+    }
+}
+
+/// What a route answers when the judging pool refused its work.
+pub(super) fn pool_error(err: PoolError) -> ApiError {
+    match err {
+        PoolError::Full { .. } => ApiError::overloaded(err.to_string()),
+        PoolError::Panicked => ApiError::internal("the request failed: a worker panicked"),
+    }
+}
+
 async fn not_found() -> ApiError {
     ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route")
 }
@@ -150,46 +233,155 @@ async fn method_not_allowed() -> ApiError {
     )
 }
 
-fn request_error(err: RequestError) -> ApiError {
-    match err {
-        RequestError::TooLarge { .. } => ApiError::too_large(err.to_string()),
-        _ => ApiError::bad_request(err.to_string()),
-    }
-}
-
 /// `POST /v1/evaluate`: one tool call, the decision (as `warden eval` prints it).
+/// What the agent's model controls never makes an error here: a body too large,
+/// not JSON, too deep, with a duplicate key, a bad tool name or id, or a thread
+/// waiting for a human, is a deny decision, logged like any other.
 async fn evaluate(
     State(daemon): State<Arc<Daemon>>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
     let who = daemon.authorize(&headers, Access::Agent)?;
-    let bytes = read_json(&headers, body, &daemon.limits()).await?;
-    let call = ToolCall::from_json(&bytes).map_err(request_error)?;
-    // A thread waiting for a human starts nothing new until it is answered.
-    if let Some(thread_id) = &call.context.thread_id {
-        daemon.gate.check_thread(thread_id)?;
-    }
+    let bytes = match read_checked(&headers, body, &daemon.limits()).await? {
+        Ok(bytes) => bytes,
+        Err(refusal) => {
+            let call = what_was_sent(refusal.body.as_deref().unwrap_or_default());
+            return Ok(refuse(&daemon, &who, &call, refusal).await);
+        }
+    };
+    let call = match ToolCall::from_checked_json(&bytes) {
+        Ok(call) => Arc::new(call),
+        Err(err) => {
+            return match Refusal::of(&err) {
+                Some(refusal) => Ok(refuse(&daemon, &who, &what_was_sent(&bytes), refusal).await),
+                None => Err(request_error(err)),
+            };
+        }
+    };
     let caller = caller_of(&who);
-    let (call, evaluation) = daemon.judge(call, caller).await?;
-    let evaluation = evaluation.map_err(request_error)?;
-    daemon.metrics.observe(&evaluation);
+    let judged = {
+        let (call, principal) = (call.clone(), who.name.clone());
+        daemon
+            .offload(move |daemon| judge_call(daemon, &principal, &call, caller))
+            .await
+    };
+    let evaluation = match judged {
+        Ok(judged) => judged?,
+        Err(err @ PoolError::Full { .. }) => {
+            let generation = daemon.warden.snapshot().providers.generation();
+            refusal::evaluation(&call, caller, generation, OVERLOADED, &err.to_string())
+                .map_err(request_error)?
+        }
+        Err(err) => return Err(pool_error(err)),
+    };
+    Ok(decided(&daemon, &who, &call, &evaluation).await)
+}
+
+/// The error for what only the harness controls in a call (its context).
+fn request_error(err: RequestError) -> ApiError {
+    ApiError::bad_request(err.to_string())
+}
+
+/// Answers a decision: counted, logged (and synced, with `fsync: always`), its
+/// log id in the header.
+async fn decided(
+    daemon: &Daemon,
+    who: &Principal,
+    call: &ToolCall,
+    evaluation: &Evaluation,
+) -> Response {
+    daemon.metrics.observe(evaluation);
     let id = daemon
         .decisions
-        .record(&call, &evaluation, Some(requester(&who)));
-    let mut response = axum::Json(&evaluation).into_response();
+        .record(call, evaluation, Some(requester(who)));
+    daemon.decisions.synced().await;
+    let mut response = axum::Json(evaluation).into_response();
     if let Ok(value) = HeaderValue::from_str(&id) {
         response.headers_mut().insert(DECISION_ID_HEADER, value);
     }
-    Ok(response)
+    response
 }
 
-/// Only a token's role makes a caller internal, never the request body.
-fn caller_of(who: &Principal) -> Caller {
-    match who.role {
-        Role::Internal => Caller::Internal,
-        _ => Caller::Agent,
+/// The deny decision for a request refused before it could be judged.
+async fn refuse(daemon: &Daemon, who: &Principal, call: &ToolCall, refusal: Refusal) -> Response {
+    let evaluation = pipeline::refusal(&daemon.warden.snapshot(), refusal.code, &refusal.message);
+    let mut response = decided(daemon, who, call, &evaluation).await;
+    if refusal.body.is_none() {
+        close_after(&mut response);
     }
+    response
+}
+
+/// A body refused before it was read to its end (too large) may still be on
+/// its way, so the connection cannot carry another request: say so.
+fn close_after(response: &mut Response) {
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+}
+
+/// What a refused body said it was, for the decision log: its tool name and
+/// ids when it is JSON and they are short strings, else nothing.
+fn what_was_sent(bytes: &[u8]) -> ToolCall {
+    let body: serde_json::Value = serde_json::from_slice(bytes).unwrap_or_default();
+    let text = |v: &serde_json::Value| {
+        v.as_str()
+            .filter(|s| s.len() <= crate::request::MAX_ID_BYTES && !s.chars().any(char::is_control))
+            .map(str::to_string)
+    };
+    let mut call = ToolCall::new(text(&body["tool_name"]).unwrap_or_default(), json!({}));
+    call.tool_call_id = text(&body["tool_call_id"]);
+    let context = &body["context"];
+    call.context.thread_id = text(&context["thread_id"]);
+    call.context.run_id = text(&context["run_id"]);
+    call.context.agent_id = text(&context["agent_id"]);
+    call
+}
+
+/// On a judging thread: the thread's pending approval, then the pipeline. A
+/// thread waiting for a human starts nothing new until it is answered: a deny
+/// (`warden.approval_pending`) naming the approval; not knowing whether it
+/// waits is a deny too.
+fn judge_call(
+    daemon: &Daemon,
+    principal: &str,
+    call: &ToolCall,
+    caller: Caller,
+) -> Result<Evaluation, ApiError> {
+    if let Some(thread_id) = &call.context.thread_id {
+        match daemon.gate.check_thread(principal, thread_id) {
+            Ok(()) => {}
+            Err(err @ ApprovalError::ApprovalPending { .. }) => {
+                let mut evaluation = pipeline::refusal(
+                    &daemon.warden.snapshot(),
+                    approval::codes::APPROVAL_PENDING,
+                    &err.to_string(),
+                );
+                if let serde_json::Value::Object(details) = err.details() {
+                    evaluation.metadata = details;
+                }
+                return Ok(evaluation);
+            }
+            Err(ApprovalError::Store(err)) => {
+                let generation = daemon.warden.snapshot().providers.generation();
+                let message = format!("the approval store could not be read: {err}");
+                return refusal::evaluation(call, caller, generation, STORE_UNAVAILABLE, &message)
+                    .map_err(request_error);
+            }
+            Err(err) => return Err(err.into()),
+        }
+    }
+    daemon
+        .warden
+        .evaluate_alone(call, caller)
+        .map_err(request_error)
+}
+
+/// Only a token makes a caller internal, or believed on an attribution field
+/// (`asserts:`), never the request body.
+fn caller_of(who: &Principal) -> Caller {
+    Caller::of_credential(who.role == Role::Internal, who.asserts)
 }
 
 fn requester(who: &Principal) -> Requester<'_> {
@@ -197,15 +389,6 @@ fn requester(who: &Principal) -> Requester<'_> {
         token: &who.name,
         role: who.role.as_str(),
     }
-}
-
-/// Runs blocking work (the approval store) off the async workers.
-async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
-) -> Result<T, ApiError> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|err| ApiError::internal(format!("the request failed: {err}")))?
 }
 
 /// `POST /v1/threads/{thread_id}/runs/{run_id}/tool-calls`: a model response
@@ -217,16 +400,63 @@ async fn tool_calls(
     body: Body,
 ) -> Result<Response, ApiError> {
     let who = daemon.authorize(&headers, Access::Agent)?;
-    let bytes = read_json(&headers, body, &daemon.limits()).await?;
+    let run = RunRef::new(thread_id, run_id).of(&*who.name);
+    check_id("thread_id", &run.thread_id).map_err(ApprovalError::from)?;
+    check_id("run_id", &run.run_id).map_err(ApprovalError::from)?;
     let caller = caller_of(&who);
-    let worker = daemon.clone();
-    let outcome = blocking(move || {
-        let response = ModelResponse::from_json(&bytes)?;
-        Ok(worker
-            .gate
-            .submit(&RunRef::new(thread_id, run_id), &response, caller)?)
-    })
-    .await?;
+    let mut unread = false;
+    let outcome = match read_checked(&headers, body, &daemon.limits()).await? {
+        // Every call it lists is denied; when it cannot be read, none is listed
+        // and none runs.
+        Err(refusal) => {
+            unread = refusal.body.is_none();
+            let message = refusal
+                .body
+                .as_deref()
+                .and_then(|body| serde_json::from_slice::<ModelResponse>(body).ok())
+                .map(|response| response.message);
+            let reason = Reason::new(refusal.code, refusal.message);
+            let outcome = daemon.gate.refuse(&run, message.as_ref(), reason);
+            if outcome.calls.is_empty() {
+                // Nothing to log per call: log the refusal itself.
+                let mut call = ToolCall::new("", json!({}));
+                call.context.thread_id = Some(run.thread_id.clone());
+                call.context.run_id = Some(run.run_id.clone());
+                let notice = &outcome.notices[0];
+                let evaluation =
+                    pipeline::refusal(&daemon.warden.snapshot(), &notice.code, &notice.message);
+                daemon.metrics.observe(&evaluation);
+                daemon
+                    .decisions
+                    .record(&call, &evaluation, Some(requester(&who)));
+            }
+            outcome
+        }
+        Ok(bytes) => {
+            let submitted = {
+                let (run, bytes) = (run.clone(), bytes.clone());
+                daemon
+                    .offload(move |daemon| submit(daemon, &run, &bytes, caller))
+                    .await
+            };
+            match submitted {
+                Ok(outcome) => outcome?,
+                Err(err @ PoolError::Full { .. }) => {
+                    let response = ModelResponse::from_json(&bytes)?;
+                    let generation = daemon.warden.snapshot().providers.generation();
+                    refusal::gate_outcome(
+                        &run,
+                        &response,
+                        caller,
+                        generation,
+                        OVERLOADED,
+                        &err.to_string(),
+                    )?
+                }
+                Err(err) => return Err(pool_error(err)),
+            }
+        }
+    };
     for call in &outcome.calls {
         daemon.metrics.decision(
             status_verdict(call.status),
@@ -237,7 +467,39 @@ async fn tool_calls(
     daemon
         .decisions
         .record_gate(&outcome, Some(requester(&who)));
-    Ok(axum::Json(outcome).into_response())
+    daemon.decisions.synced().await;
+    daemon.paused(&who.name, &outcome);
+    let mut response = axum::Json(outcome).into_response();
+    if unread {
+        close_after(&mut response);
+    }
+    Ok(response)
+}
+
+/// On a judging thread: a model response through the gate. When the store
+/// cannot be read or written, nothing of the response runs.
+fn submit(
+    daemon: &Daemon,
+    run: &RunRef,
+    bytes: &[u8],
+    caller: Caller,
+) -> Result<GateOutcome, ApiError> {
+    let response = ModelResponse::from_json(bytes)?;
+    match daemon.gate.submit(run, &response, caller) {
+        Err(ApprovalError::Store(err)) => {
+            let generation = daemon.warden.snapshot().providers.generation();
+            let message = format!("the approval store failed: {err}");
+            Ok(refusal::gate_outcome(
+                run,
+                &response,
+                caller,
+                generation,
+                STORE_UNAVAILABLE,
+                &message,
+            )?)
+        }
+        other => Ok(other?),
+    }
 }
 
 #[derive(Serialize)]
@@ -246,15 +508,32 @@ struct ApprovalPage {
     approvals: Vec<ApprovalView>,
 }
 
+/// The principal whose approvals a caller sees: an agent or internal token
+/// its own; an approver (or a permitted admin) everyone's (`None`).
+fn visible_to(daemon: &Daemon, who: &Principal) -> Result<Option<String>, ApiError> {
+    match (who.role, daemon.authority(who)) {
+        (Role::Agent | Role::Internal, _) => Ok(Some(who.name.to_string())),
+        (_, Authority::Approver) => Ok(None),
+        _ => Err(ApprovalError::ApproverRequired {
+            token: who.name.to_string(),
+            role: who.role.to_string(),
+        }
+        .into()),
+    }
+}
+
 /// `GET /v1/threads/{thread_id}/approvals[?all=true]`: the thread's pending
-/// approvals (with `all`, resolved ones too), with what a human needs to answer.
+/// approvals (with `all`, resolved ones too), with what a human needs to
+/// answer. An agent's token lists its own principal's thread; an approver's
+/// every principal's thread of that id.
 async fn approvals(
     State(daemon): State<Arc<Daemon>>,
     Path(thread_id): Path<String>,
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    daemon.authorize(&headers, Access::Agent)?;
+    let who = daemon.authorize(&headers, Access::Token)?;
+    let principal = visible_to(&daemon, &who)?;
     let mut include_resolved = false;
     for pair in query
         .as_deref()
@@ -273,11 +552,14 @@ async fn approvals(
         }
     }
     let filter = ListFilter {
+        principal,
         thread_id: Some(thread_id.clone()),
         include_resolved,
     };
-    let worker = daemon.clone();
-    let approvals = blocking(move || Ok(worker.gate.approvals(&filter)?)).await?;
+    let approvals = daemon
+        .offload(move |daemon| daemon.gate.approvals(&filter))
+        .await
+        .map_err(pool_error)??;
     Ok(axum::Json(ApprovalPage {
         thread_id,
         approvals,
@@ -285,30 +567,81 @@ async fn approvals(
     .into_response())
 }
 
+/// The header that carries a resume's idempotency key.
+pub const IDEMPOTENCY_KEY_HEADER: &str = "idempotency-key";
+
+/// Who answers, for the caller: 403 `approver_required` for a token that may
+/// not answer at all, before its body is read.
+fn answering(daemon: &Daemon, who: &Principal) -> Result<Authority, ApiError> {
+    match daemon.authority(who) {
+        Authority::Denied => Err(ApprovalError::ApproverRequired {
+            token: who.name.to_string(),
+            role: who.role.to_string(),
+        }
+        .into()),
+        authority => Ok(authority),
+    }
+}
+
 /// `POST /v1/threads/{thread_id}/approvals/{approval_id}/resume`: a human's
-/// answer. The answer is serialised before the resume counts as handed over;
-/// if that fails, the approval is put back to pending for a retry.
+/// answer, from an approver in its own name, or relayed by a `relay: true`
+/// token naming the human in `reviewer`; any other token gets 403
+/// `approver_required`. Idempotent: the same resume (the `Idempotency-Key`
+/// header, else its `run_id`, and the same body) gets the stored answer with
+/// `replayed: true`. The answer is serialised before the resume counts as
+/// handed over; if that fails, the approval is put back to pending.
 async fn resume(
     State(daemon): State<Arc<Daemon>>,
     Path((thread_id, approval_id)): Path<(String, String)>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let who = daemon.authorize(&headers, Access::Agent)?;
+    let who = daemon.authorize(&headers, Access::Token)?;
+    let authority = answering(&daemon, &who)?;
+    let key = match headers.get(IDEMPOTENCY_KEY_HEADER) {
+        None => None,
+        Some(value) => Some(value.to_str().map(str::to_string).map_err(|_| {
+            ApprovalError::InvalidDecision {
+                field: "Idempotency-Key".into(),
+                message: "must be visible ASCII".into(),
+            }
+        })?),
+    };
     let bytes = read_json(&headers, body, &daemon.limits()).await?;
-    let worker = daemon.clone();
-    let (resolution, answer) = blocking(move || {
-        let request = ResumeRequest::from_json(&bytes)?;
-        let mut answer = Vec::new();
-        let resolution = worker.gate.resume_and_hand_off(
-            &thread_id,
-            Some(&approval_id),
-            &request,
-            |resolution| serde_json::to_vec(resolution).map(|json| answer = json),
-        )?;
-        Ok((resolution, answer))
-    })
-    .await?;
+    let token = who.clone();
+    let (resolution, answer) = daemon
+        .offload(move |daemon| -> Result<_, ApiError> {
+            let mut request = ResumeRequest::from_json(&bytes)?;
+            request.idempotency_key = key;
+            request.check()?;
+            let reviewer = Reviewer::authorize(
+                &token.name,
+                token.role.as_str(),
+                authority,
+                request.reviewer.as_deref(),
+            )?;
+            let mut answer = Vec::new();
+            let resolution = daemon.gate.resume_and_hand_off(
+                &reviewer,
+                &thread_id,
+                Some(&approval_id),
+                &request,
+                |resolution| serde_json::to_vec(resolution).map(|json| answer = json),
+            )?;
+            Ok((resolution, answer))
+        })
+        .await
+        .map_err(pool_error)??;
+    // A replay was logged when it was first answered.
+    if !resolution.replayed {
+        record_resolution(&daemon, &resolution, &who).await;
+    }
+    Ok(([(header::CONTENT_TYPE, "application/json")], answer).into_response())
+}
+
+/// Counts and logs every call an answer (a resume or a clear) settled, and
+/// tells the console.
+pub(super) async fn record_resolution(daemon: &Daemon, resolution: &Resolution, who: &Principal) {
     for call in &resolution.calls {
         daemon.metrics.decision(
             status_verdict(call.status),
@@ -318,8 +651,189 @@ async fn resume(
     }
     daemon
         .decisions
-        .record_resolution(&resolution, Some(requester(&who)));
-    Ok(([(header::CONTENT_TYPE, "application/json")], answer).into_response())
+        .record_resolution(resolution, Some(requester(who)));
+    daemon.decisions.synced().await;
+    daemon.resolved(resolution);
+}
+
+/// The body of a clear.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ClearRequest {
+    /// Why, for the journal and the model.
+    #[serde(default)]
+    reason: Option<String>,
+    /// The human, when a relay token clears.
+    #[serde(default)]
+    reviewer: Option<String>,
+}
+
+/// The body of a human's answer other than a resume (a clear, a revoke),
+/// parsed strictly.
+fn answer_body<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    crate::approval::gate::parse_body(bytes, crate::approval::resume::MAX_RESUME_BYTES)
+        .map_err(|err| ApprovalError::in_answer(err).into())
+}
+
+/// `POST /v1/threads/{thread_id}/approvals/{approval_id}/clear`: rejects a
+/// pending approval as a whole (any pause, even one that cannot take per-call
+/// decisions), journalled with the reviewer. Who may: as for a resume.
+async fn clear(
+    State(daemon): State<Arc<Daemon>>,
+    Path((thread_id, approval_id)): Path<(String, String)>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let who = daemon.authorize(&headers, Access::Token)?;
+    let authority = answering(&daemon, &who)?;
+    let bytes = read_json(&headers, body, &daemon.limits()).await?;
+    let token = who.clone();
+    let resolution = daemon
+        .offload(move |worker| -> Result<_, ApiError> {
+            let request: ClearRequest = answer_body(&bytes)?;
+            if request
+                .reason
+                .as_ref()
+                .is_some_and(|r| r.len() > crate::approval::resume::MAX_MESSAGE_BYTES)
+            {
+                return Err(ApprovalError::InvalidDecision {
+                    field: "reason".into(),
+                    message: "is too long".into(),
+                }
+                .into());
+            }
+            let reviewer = Reviewer::authorize(
+                &token.name,
+                token.role.as_str(),
+                authority,
+                request.reviewer.as_deref(),
+            )?;
+            let cleared = worker.gate.clear(
+                &reviewer,
+                &thread_id,
+                Some(&approval_id),
+                request.reason.as_deref(),
+            )?;
+            cleared.ok_or_else(|| ApiError::internal("the clear of a named approval found nothing"))
+        })
+        .await
+        .map_err(pool_error)??;
+    record_resolution(&daemon, &resolution, &who).await;
+    Ok(axum::Json(resolution).into_response())
+}
+
+/// `GET /v1/grants[?all=true]`: standing grants, newest first: live ones
+/// (with `all`, expired and revoked ones too). An agent's token sees its own
+/// principal's; an approver's everyone's.
+async fn grants(
+    State(daemon): State<Arc<Daemon>>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let who = daemon.authorize(&headers, Access::Token)?;
+    let principal = visible_to(&daemon, &who)?;
+    let include_inactive = match query.as_deref().unwrap_or("") {
+        "" | "all=false" => false,
+        "all" | "all=true" => true,
+        other => {
+            return Err(ApiError::bad_request(format!(
+                "unknown query parameter '{other}' (known: all=true|false)"
+            )));
+        }
+    };
+    let filter = GrantFilter {
+        principal,
+        include_inactive,
+    };
+    let grants = daemon
+        .offload(move |daemon| daemon.gate.grants(&filter))
+        .await
+        .map_err(pool_error)??;
+    Ok(axum::Json(json!({ "grants": grants })).into_response())
+}
+
+/// The body of a revoke: the human, when a relay token revokes.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RevokeRequest {
+    #[serde(default)]
+    reviewer: Option<String>,
+}
+
+/// `POST /v1/grants/{grant_id}/revoke`: ends a standing grant at once,
+/// journalled with the reviewer. Who may: as for a resume (a relay only its
+/// own principal's grants).
+async fn revoke_grant(
+    State(daemon): State<Arc<Daemon>>,
+    Path(grant_id): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let who = daemon.authorize(&headers, Access::Token)?;
+    let authority = answering(&daemon, &who)?;
+    let bytes = read_json(&headers, body, &daemon.limits()).await?;
+    let token = who.clone();
+    let grant = daemon
+        .offload(move |daemon| -> Result<_, ApiError> {
+            let request: RevokeRequest = answer_body(&bytes)?;
+            let reviewer = Reviewer::authorize(
+                &token.name,
+                token.role.as_str(),
+                authority,
+                request.reviewer.as_deref(),
+            )?;
+            Ok(daemon.gate.revoke_grant(&reviewer, &grant_id)?)
+        })
+        .await
+        .map_err(pool_error)??;
+    Ok(axum::Json(grant).into_response())
+}
+
+/// The resolved interaction policy, and who asked (so that a harness knows
+/// whether its token may set the mode).
+#[derive(Serialize)]
+struct InteractionAnswer<'a> {
+    #[serde(flatten)]
+    report: InteractionReport,
+    caller: Requester<'a>,
+}
+
+/// `GET /v1/interaction`: the interaction policy of a run with no context.
+async fn interaction(
+    State(daemon): State<Arc<Daemon>>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let who = daemon.authorize(&headers, Access::Agent)?;
+    answer_interaction(&daemon, &who, &InteractionQuery::default())
+}
+
+/// `POST /v1/interaction`: the interaction policy of a run with this context
+/// (`{"context": {...}, "tools": [...]}`).
+async fn interaction_for(
+    State(daemon): State<Arc<Daemon>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let who = daemon.authorize(&headers, Access::Agent)?;
+    let bytes = read_json(&headers, body, &daemon.limits()).await?;
+    let query: InteractionQuery = approval::gate::parse_body(&bytes, bytes.len())
+        .map_err(|err| ApiError::bad_request(err.to_string()))?;
+    answer_interaction(&daemon, &who, &query)
+}
+
+fn answer_interaction(
+    daemon: &Daemon,
+    who: &Principal,
+    query: &InteractionQuery,
+) -> Result<Response, ApiError> {
+    let snapshot = daemon.warden.snapshot();
+    let report = InteractionReport::resolve(query, caller_of(who), &snapshot.approval_list)
+        .map_err(|err| ApiError::bad_request(err.to_string()))?;
+    Ok(axum::Json(InteractionAnswer {
+        report,
+        caller: requester(who),
+    })
+    .into_response())
 }
 
 /// `POST /v1/admin/reload`: reload the config file and swap the provider set.
@@ -416,6 +930,7 @@ async fn healthz(State(daemon): State<Arc<Daemon>>) -> axum::Json<Health> {
 
 /// `GET /metrics`: Prometheus text format.
 async fn metrics(State(daemon): State<Arc<Daemon>>) -> Response {
+    daemon.metrics.load(daemon.current_load());
     let (content_type, text) = daemon
         .metrics
         .render(&daemon.warden.snapshot(), daemon.decisions.write_errors());

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use warden_host::approval::{
     ApprovalGate, CallOutcome, CallStatus, Durability, GateOutcome, ModelResponse, RequestDecision,
-    ResumeRequest, RunRef, SqliteApprovalStore,
+    ResumeRequest, Reviewer, RunRef, SqliteApprovalStore,
 };
 use warden_host::{ApprovalError, Caller};
 
@@ -66,8 +66,13 @@ impl TestGate {
         request: &ResumeRequest,
     ) -> Result<warden_host::approval::Resolution, ApprovalError> {
         self.gate
-            .resume(thread, outcome.approval_id.as_deref(), request)
+            .resume(&alice(), thread, outcome.approval_id.as_deref(), request)
     }
+}
+
+/// The human who answers in these tests.
+pub fn alice() -> Reviewer {
+    Reviewer::human("alice")
 }
 
 /// A model response from a JSON list of tool calls and a context.

@@ -10,13 +10,44 @@ use serde_json::Value;
 pub const AGENT: &str = "agent-token-0123456789abcdef";
 pub const INTERNAL: &str = "internal-token-0123456789abcdef";
 pub const ADMIN: &str = "admin-token-0123456789abcdef";
+/// An approver's token: the human `alice`.
+pub const APPROVER: &str = "approver-token-0123456789abcdef";
+/// A second agent, `other-agent`, whose threads are its own.
+pub const OTHER_AGENT: &str = "other-agent-token-0123456789abcdef";
+/// A harness's token that may relay a named human's answer (`gateway-relay`).
+pub const RELAY: &str = "relay-token-0123456789abcdef";
 /// The environment variable the internal token is read from.
 pub const INTERNAL_ENV: &str = "WARDEN_TEST_INTERNAL_TOKEN";
 
-/// The `server:` block every test daemon uses: one token per role.
+/// The `server:` block every test daemon uses: one token per role, a second
+/// agent, and a relay.
 pub fn server_block(watch: bool) -> String {
     format!(
-        "server:\n  watch_config: {watch}\n  tokens:\n    - {{name: harness, role: agent, token: {AGENT}}}\n    - {{name: gateway, role: internal, token_env: {INTERNAL_ENV}}}\n    - {{name: ops, role: admin, token: {ADMIN}}}\n"
+        "server:\n  watch_config: {watch}\n  tokens:\n    - {{name: harness, role: agent, token: {AGENT}}}\n    - {{name: gateway, role: internal, token_env: {INTERNAL_ENV}}}\n    - {{name: ops, role: admin, token: {ADMIN}}}\n    - {{name: alice, role: approver, token: {APPROVER}}}\n    - {{name: other-agent, role: agent, token: {OTHER_AGENT}}}\n    - {{name: gateway-relay, role: agent, relay: true, token: {RELAY}}}\n"
+    )
+}
+
+/// `warden serve` on `yaml`, in a fresh directory, for a daemon that must
+/// not start: its exit code and what it printed on stderr. `env` adjusts the
+/// command's environment.
+pub fn serve_refused(yaml: &str, env: impl FnOnce(&mut Command)) -> (Option<i32>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("warden.yaml"), yaml).unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_warden"));
+    command
+        .args([
+            "serve",
+            "--config",
+            "warden.yaml",
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .current_dir(dir.path());
+    env(&mut command);
+    let out = command.output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
 
@@ -34,22 +65,63 @@ pub struct Daemon {
     http: reqwest::Client,
 }
 
+/// How to start the daemon, beyond [`Daemon::start`].
+#[derive(Clone, Copy, Default)]
+pub struct Launch<'a> {
+    /// Shell commands run before the shell becomes the daemon (same pid), such
+    /// as `ulimit -n 256` or `umask 022`.
+    pub prelude: &'a str,
+    /// More arguments to `warden serve`.
+    pub args: &'a [&'a str],
+    /// Another `warden` binary than this build's (a release build, say).
+    pub bin: Option<&'a str>,
+}
+
 impl Daemon {
     /// Starts the daemon on `yaml` (which should include [`server_block`]).
     pub fn start(yaml: &str) -> Daemon {
+        Daemon::launch(yaml, Launch::default())
+    }
+
+    /// Starts the daemon on `yaml` as `launch` says.
+    pub fn launch(yaml: &str, launch: Launch<'_>) -> Daemon {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("warden.yaml"), yaml).unwrap();
-        let stderr = std::fs::File::create(dir.path().join("stderr.log")).unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
-            .args([
-                "serve",
-                "--config",
-                "warden.yaml",
-                "--listen",
-                "127.0.0.1:0",
-            ])
+        let bin = launch.bin.unwrap_or(env!("CARGO_BIN_EXE_warden"));
+        let mut command = if launch.prelude.is_empty() {
+            Command::new(bin)
+        } else {
+            let mut sh = Command::new("sh");
+            sh.arg("-c")
+                .arg(format!("{}\nexec \"$0\" \"$@\"", launch.prelude))
+                .arg(bin);
+            sh
+        };
+        command
+            .args(["serve", "--config", "warden.yaml"])
+            .args(launch.args)
             .current_dir(dir.path())
-            .env(INTERNAL_ENV, INTERNAL)
+            .env(INTERNAL_ENV, INTERNAL);
+        Daemon::spawn(command, dir)
+    }
+
+    /// Starts the daemon on a shipped example config (relative to the
+    /// repository), with the token variables it names in `env`.
+    pub fn start_example(config: &str, env: &[(&str, &str)]) -> Daemon {
+        let dir = tempfile::tempdir().unwrap();
+        let mut command = Command::new(env!("CARGO_BIN_EXE_warden"));
+        command
+            .args(["serve", "--config", config, "--no-watch", "--data-dir"])
+            .arg(dir.path().join(".warden"))
+            .current_dir(super::repo_root())
+            .envs(env.iter().copied());
+        Daemon::spawn(command, dir)
+    }
+
+    fn spawn(mut command: Command, dir: tempfile::TempDir) -> Daemon {
+        let stderr = std::fs::File::create(dir.path().join("stderr.log")).unwrap();
+        let mut child = command
+            .args(["--listen", "127.0.0.1:0"])
             .env("WARDEN_LOG", "info")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -73,6 +145,55 @@ impl Daemon {
             dir,
             http: reqwest::Client::new(),
         }
+    }
+
+    /// The daemon's address, `127.0.0.1:PORT`.
+    pub fn addr(&self) -> std::net::SocketAddr {
+        self.url.trim_start_matches("http://").parse().unwrap()
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The daemon's resident memory, in bytes.
+    pub fn rss_bytes(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap();
+        let kb: u64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap();
+        kb * 1024
+    }
+
+    /// The file descriptors the daemon holds open.
+    pub fn open_files(&self) -> usize {
+        std::fs::read_dir(format!("/proc/{}/fd", self.pid()))
+            .unwrap()
+            .count()
+    }
+
+    /// Waits for the daemon to exit, at most `within`; `None` if it is still running.
+    pub fn wait_for_exit(
+        &mut self,
+        within: std::time::Duration,
+    ) -> Option<std::process::ExitStatus> {
+        let deadline = std::time::Instant::now() + within;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return Some(status);
+            }
+            if std::time::Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
+    /// The data directory when the command line names none.
+    pub fn data_dir(&self) -> PathBuf {
+        self.dir.path().join(".warden")
     }
 
     pub fn config_path(&self) -> PathBuf {

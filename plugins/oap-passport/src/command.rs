@@ -5,25 +5,16 @@
 //! `blocked_patterns`.
 
 use serde_json::{Map, Value};
+use warden_analysis::effects::{self, Places};
 use warden_analysis::glob::Glob;
 use warden_analysis::path::canonicalize;
-use warden_analysis::shell::{Analysis, Command, FlagSet, OpaqueKind, Origin, analyze};
+use warden_analysis::shell::{Analysis, Command, FlagSet, OpaqueKind, analyze};
 
 use crate::passport::Limits;
 use crate::{Check, deny};
 
 /// Wrappers that change who runs the command: they must be allowed themselves.
 const PRIVILEGED: &[&str] = &["sudo", "doas", "pkexec", "chroot"];
-/// Programs that run code they read.
-const INTERPRETERS: &[&str] = &[
-    "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "python", "perl", "ruby", "node",
-    "nodejs", "php", "lua", "tclsh", "source", ".",
-];
-/// Programs that fetch from the network.
-const DOWNLOADERS: &[&str] = &[
-    "curl", "wget", "fetch", "aria2c", "http", "https", "xh", "nc", "ncat", "netcat", "socat",
-];
-
 /// The command limits of a passport, compiled.
 #[derive(Debug, Default)]
 pub struct CommandPolicy {
@@ -372,50 +363,17 @@ fn env_names(c: &Command) -> impl Iterator<Item = &str> {
     )
 }
 
-fn is_one_of(c: &Command, programs: &[&str]) -> bool {
-    let Some(p) = c.program.as_deref() else {
-        return false;
-    };
-    programs.iter().any(|&x| {
-        p == x
-            || (p.starts_with(x)
-                && x.len() > 2
-                && p[x.len()..]
-                    .bytes()
-                    .all(|b| b.is_ascii_digit() || b == b'.'))
-    })
-}
-
-fn base64_decode(c: &Command) -> bool {
-    let flags = c.flags();
-    (c.is("base64") && (flags.contains("-d") || flags.contains("--decode") || flags.contains("-D")))
-        || (c.is("openssl")
-            && c.args
-                .iter()
-                .any(|a| a.value == "base64" || a.value == "enc")
-            && flags.contains("-d"))
-}
-
-/// The always-dangerous operations, whatever the passport says.
+/// The always-dangerous operations, whatever the passport says: the OAP
+/// reference evaluator's built-in list (`dd` reading a device, `mkfs`), and
+/// the floors of Warden's effect table (`warden_analysis::effects`: writing a
+/// disk raw, destroying the system, account files, socket shells, signalling
+/// every process, fork bombs, download-and-execute, hidden code, raw
+/// exfiltration), in every spelling the analysis sees.
 fn dangerous(a: &Analysis) -> Option<String> {
-    if let Some(path) = a.network_paths.first() {
-        return Some(format!(
-            "'{path}' opens a network connection from the shell"
-        ));
-    }
-    for (i, c) in a.commands.iter().enumerate() {
+    for c in &a.commands {
         let Some(program) = c.program.as_deref() else {
             continue;
         };
-        if program == "rm" {
-            let flags = c.flags();
-            if flags.contains("--recursive")
-                && flags.contains("--force")
-                && let Some(target) = c.operands().find(|o| is_root_or_home(&o.value))
-            {
-                return Some(format!("recursive forced delete of '{}'", target.value));
-            }
-        }
         if program == "dd"
             && let Some(input) = c.args.iter().find_map(|a| a.value.strip_prefix("if="))
             && canonicalize(input, None, None).starts_with("/dev/")
@@ -425,75 +383,11 @@ fn dangerous(a: &Analysis) -> Option<String> {
         if program.starts_with("mkfs") {
             return Some(format!("'{program}' creates a file system"));
         }
-        if is_one_of(c, INTERPRETERS) {
-            let upstream = a.upstream(i);
-            if let Some(&j) = upstream
-                .iter()
-                .find(|&&j| is_one_of(&a.commands[j], DOWNLOADERS))
-            {
-                return Some(format!(
-                    "a download ({}) is piped into an interpreter ({program})",
-                    a.commands[j].program.as_deref().unwrap_or("?")
-                ));
-            }
-            if upstream.iter().any(|&j| base64_decode(&a.commands[j])) {
-                return Some(format!(
-                    "base64-decoded text is piped into an interpreter ({program})"
-                ));
-            }
-            if c.args.iter().any(|arg| !arg.literal)
-                && a.commands
-                    .iter()
-                    .any(|s| substituted(s) && (base64_decode(s) || is_one_of(s, DOWNLOADERS)))
-            {
-                return Some(format!(
-                    "an interpreter ({program}) runs decoded or downloaded text"
-                ));
-            }
-        }
     }
-    // `sh -c "$(… | base64 -d)"`, `eval "$(… base64 -d)"`: decoded text executed.
-    let executes_computed = a.opaque.iter().any(|o| {
-        matches!(
-            o.kind,
-            OpaqueKind::ComputedShellString
-                | OpaqueKind::ComputedEval
-                | OpaqueKind::ComputedProgram
-        )
-    });
-    if executes_computed
-        && a.commands
-            .iter()
-            .any(|c| substituted(c) && base64_decode(c))
-    {
-        return Some("base64-decoded text is executed".into());
-    }
-    for f in &a.functions {
-        let body = &a.commands[f.commands.clone()];
-        if body
-            .iter()
-            .any(|c| c.is(&f.name) && (c.background || !c.stdin_from.is_empty()))
-        {
-            return Some(format!("fork bomb: function '{}' spawns itself", f.name));
-        }
-    }
-    None
-}
-
-fn substituted(c: &Command) -> bool {
-    matches!(
-        c.origin,
-        Origin::CommandSubstitution | Origin::ProcessSubstitution
-    )
-}
-
-/// `/`, `/*`, `~`, `~/*`, `$HOME` (and the same with extra slashes or dots).
-fn is_root_or_home(operand: &str) -> bool {
-    let text = operand.replace("${HOME}", "~").replace("$HOME", "~");
-    matches!(
-        canonicalize(&text, None, None).as_str(),
-        "/" | "/*" | "~" | "~/*"
-    )
+    effects::detect(a, &Places::default())
+        .into_iter()
+        .find(|f| f.effect.floor())
+        .map(|f| f.message)
 }
 
 /// Substitutions and command lines that cannot be seen through.

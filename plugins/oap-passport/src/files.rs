@@ -5,8 +5,11 @@
 //! `blocked_paths`, `blocked_patterns`, and for writes `allowed_extensions`.
 
 use serde_json::{Map, Value};
+use std::sync::OnceLock;
 use warden_analysis::glob::Glob;
+
 use warden_analysis::path::{canonicalize, comparison_form, find_suspicious};
+use warden_analysis::sensitive::{Access, SensitivePaths};
 
 use crate::passport::Limits;
 use crate::{Check, deny};
@@ -64,18 +67,41 @@ impl FilePolicy {
     }
 }
 
-/// Judges a file call.
+/// The arguments that name the file(s) a call touches: `file_path`, `path`,
+/// DeerFlow's `image_path` (view_image) and each of its `filepaths`
+/// (present_files).
+const PATH_KEYS: [&str; 3] = ["file_path", "path", "image_path"];
+const PATH_LIST_KEY: &str = "filepaths";
+
+/// Judges a file call: every path it names, and at least one.
 pub fn check(policy: &FilePolicy, args: &Map<String, Value>, write: bool) -> Check {
-    let path = ["file_path", "path"]
+    let mut paths: Vec<&str> = PATH_KEYS
         .iter()
-        .find_map(|k| args.get(*k).and_then(Value::as_str))
-        .filter(|p| !p.is_empty())
-        .ok_or_else(|| {
-            deny(
-                "oap.missing_file_path",
-                "the call has no `file_path` or `path`",
-            )
-        })?;
+        .filter_map(|k| args.get(*k).and_then(Value::as_str))
+        .collect();
+    if let Some(list) = args.get(PATH_LIST_KEY).and_then(Value::as_array) {
+        for item in list {
+            paths.push(item.as_str().ok_or_else(|| {
+                deny(
+                    "oap.invalid_tool_arguments",
+                    format!("`{PATH_LIST_KEY}` must hold only strings"),
+                )
+            })?);
+        }
+    }
+    if paths.is_empty() || paths.iter().any(|p| p.is_empty()) {
+        return Err(deny(
+            "oap.missing_file_path",
+            "the call has no `file_path`, `path`, `image_path` or `filepaths`",
+        ));
+    }
+    paths
+        .into_iter()
+        .try_for_each(|path| check_path(policy, path, write))
+}
+
+/// Judges one path.
+fn check_path(policy: &FilePolicy, path: &str, write: bool) -> Check {
     if let Some(s) = find_suspicious(path) {
         return Err(deny(
             "oap.invalid_tool_arguments",
@@ -88,7 +114,7 @@ pub fn check(policy: &FilePolicy, args: &Map<String, Value>, write: bool) -> Che
     }
     let canonical = canonicalize(path, None, None);
     let form = comparison_form(&canonical);
-    if let Some(what) = sensitive(&form) {
+    if let Some(what) = sensitive(&form, write) {
         return Err(deny(
             "oap.blocked_pattern",
             format!("'{canonical}' is a sensitive path ({what})"),
@@ -141,39 +167,13 @@ fn under(path: &str, dir: &str) -> bool {
         || (path.starts_with(dir) && path.as_bytes().get(dir.len()) == Some(&b'/'))
 }
 
-/// The built-in sensitive paths, always denied: which one matched.
-fn sensitive(form: &str) -> Option<&'static str> {
-    let segments: Vec<&str> = form.split('/').collect();
-    let basename = segments.last().copied().unwrap_or("");
-    for dir in [".ssh", ".aws", ".gnupg"] {
-        if segments.contains(&dir) {
-            return Some(match dir {
-                ".ssh" => ".ssh/",
-                ".aws" => ".aws/",
-                _ => ".gnupg/",
-            });
-        }
-    }
-    if segments.windows(2).any(|w| w == [".kube", "config"]) {
-        return Some(".kube/config");
-    }
-    if basename == ".env" || basename.starts_with(".env.") {
-        return Some(".env");
-    }
-    if basename == ".netrc" {
-        return Some(".netrc");
-    }
-    if basename == ".git-credentials" {
-        return Some(".git-credentials");
-    }
-    if basename.starts_with("id_rsa") || basename.starts_with("id_ed25519") {
-        return Some("private key");
-    }
-    if basename.ends_with(".pem") {
-        return Some("*.pem");
-    }
-    if basename.ends_with(".key") {
-        return Some("*.key");
-    }
-    None
+/// The built-in sensitive paths, always denied (the list Warden's native
+/// engine uses): which pattern matched, unless the path is public material
+/// (a public key, a certificate, `known_hosts` read).
+fn sensitive(form: &str, write: bool) -> Option<&'static str> {
+    static PATHS: OnceLock<SensitivePaths> = OnceLock::new();
+    let access = if write { Access::Write } else { Access::Read };
+    PATHS
+        .get_or_init(SensitivePaths::default)
+        .protecting(form, access)
 }

@@ -55,17 +55,35 @@ pub fn canonicalize(path: &str, cwd: Option<&str>, home: Option<&str>) -> String
     if out.is_empty() {
         out.push(if absolute { '/' } else { '.' });
     }
+    // `./~` is a file named `~` here, not the home directory: keep it so, or
+    // the canonical form would name another path (and change when
+    // canonicalised again).
+    if !absolute && names_home(&out) && !names_home(&expanded) {
+        out.insert_str(0, "./");
+    }
     out
 }
 
+/// Whether a path starts with what [`expand_home`] would expand, or a `~user`.
+fn names_home(path: &str) -> bool {
+    let first = path.split('/').next().unwrap_or_default();
+    first.starts_with('~') || first == "$HOME" || first == "${HOME}"
+}
+
 /// Adds the segments of `path` to `segments`, collapsing `.`, `..` and
-/// repeated slashes; `..` never climbs above the root of an absolute path.
+/// repeated slashes; `..` never climbs above the root of an absolute path, nor
+/// above an unexpanded `~` or `~user` (whose directory is not known here:
+/// collapsing it would turn a home path into one relative to the working
+/// directory).
 fn collapse_into<'a>(segments: &mut Vec<&'a str>, path: &'a str, absolute: bool) {
     for segment in path.split('/') {
         match segment {
             "" | "." => {}
             ".." => match segments.last() {
-                Some(&last) if last != ".." => {
+                Some(&last)
+                    if last != ".."
+                        && !(segments.len() == 1 && !absolute && last.starts_with('~')) =>
+                {
                     segments.pop();
                 }
                 _ if absolute => {}

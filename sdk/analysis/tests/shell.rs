@@ -147,6 +147,61 @@ fn control_structures_are_flattened() {
 }
 
 #[test]
+fn the_bracket_test_builtin_is_a_program_not_a_glob() {
+    let a = clean("[ -f src/main.rs ] && cargo build; [ -d build ] || mkdir build");
+    assert_eq!(programs(&a), ["[", "cargo", "[", "mkdir"]);
+    assert!(!a.is_opaque());
+    assert_eq!(args(&a, 0), ["-f", "src/main.rs", "]"]);
+    let a = clean("if [ \"$x\" = y ]; then echo; fi");
+    assert_eq!(programs(&a), ["[", "echo"]);
+    assert!(!a.is_opaque());
+}
+
+#[test]
+fn a_bracket_expression_is_still_a_glob() {
+    let a = clean("[ab]* x");
+    assert!(a.commands[0].computed);
+    let a = clean("ls [ab]*.txt");
+    assert!(a.commands[0].args[0].glob);
+}
+
+#[test]
+fn coproc_runs_its_command_in_the_background() {
+    let a = clean("coproc cat; coproc NAME { grep x; }; coproc (ls)");
+    assert_eq!(programs(&a), ["cat", "grep", "ls"]);
+    assert!(a.commands.iter().all(|c| c.background));
+}
+
+#[test]
+fn declaration_builtins_take_array_assignments() {
+    let a = clean("declare -a arr=(one \"two three\" $x); local -A m=([k]=v); typeset t=(1 2)");
+    assert_eq!(programs(&a), ["declare", "local", "typeset"]);
+    assert_eq!(args(&a, 0), ["-a", "arr=(one two three ${x})"]);
+    assert!(!a.commands[0].args[1].literal);
+    assert_eq!(args(&a, 2), ["t=(1 2)"]);
+}
+
+#[test]
+fn case_arms_may_fall_through() {
+    let a = clean("case $x in a) one;& b) two;;& *) three;; esac");
+    assert_eq!(programs(&a), ["one", "two", "three"]);
+}
+
+#[test]
+fn a_here_document_without_a_body_at_the_end_is_empty() {
+    let a = clean("cat > in <<END");
+    assert_eq!(programs(&a), ["cat"]);
+}
+
+#[test]
+fn a_shell_string_sees_its_positional_parameters() {
+    let a = clean("sh -c 'stty -icanon; \"$0\" \"$@\"' rename -i from to");
+    assert_eq!(programs(&a), ["sh", "stty", "rename"]);
+    assert_eq!(args(&a, 2), ["-i", "from", "to"]);
+    assert!(!a.is_opaque());
+}
+
+#[test]
 fn compound_redirections_apply_to_the_commands_inside() {
     let a = clean("{ echo a; echo b; } > out.txt");
     assert!(
@@ -530,6 +585,135 @@ fn absurd_nesting_is_a_parse_error_not_a_stack_overflow() {
     assert!(analyze(&src).error.is_some());
     let src = format!("{}x{}", "( ".repeat(5000), ")".repeat(5000));
     assert!(analyze(&src).error.is_some());
+}
+
+// --- options that run commands ------------------------------------------------
+
+fn nested(a: &Analysis) -> Vec<String> {
+    a.commands
+        .iter()
+        .filter(|c| c.origin == Origin::Option)
+        .map(|c| {
+            std::iter::once(c.path.as_deref().unwrap_or("?"))
+                .chain(c.args.iter().map(|x| x.value.as_str()))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
+#[test]
+fn a_git_alias_given_with_dash_c_is_expanded_in_place() {
+    let a = clean("git -c alias.p=push p origin main");
+    assert_eq!(
+        args(&a, 0),
+        ["-c", "alias.p=push", "push", "origin", "main"]
+    );
+    let a = clean("git -c alias.a=b -c 'alias.b=push --force' a");
+    assert_eq!(args(&a, 0)[4..], ["push", "--force"]);
+}
+
+#[test]
+fn a_git_shell_alias_is_a_nested_command_with_the_arguments_appended() {
+    let a = clean("git -c 'alias.x=!rm -rf /' x extra");
+    assert_eq!(nested(&a), ["rm -rf / extra"]);
+}
+
+#[test]
+fn git_pagers_editors_ssh_commands_and_hooks_are_nested_commands() {
+    assert_eq!(
+        nested(&clean("git -c core.pager='less -R' log")),
+        ["less -R"]
+    );
+    assert_eq!(nested(&clean("git -c core.editor=vim commit")), ["vim"]);
+    assert_eq!(
+        nested(&clean("GIT_SSH_COMMAND='ssh -i k' git fetch")),
+        ["ssh -i k"]
+    );
+    assert_eq!(nested(&clean("env GIT_PAGER=cat git log")), ["cat"]);
+    assert_eq!(
+        nested(&clean("git -c core.hooksPath=/tmp/h push")),
+        ["/tmp/h/pre-push", "/tmp/h/reference-transaction"]
+    );
+    assert_eq!(
+        nested(&clean(
+            "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.sshCommand GIT_CONFIG_VALUE_0=evil git fetch"
+        )),
+        ["evil"]
+    );
+    assert_eq!(nested(&clean("git clone -u 'sh -c id' x")), ["sh -c id"]);
+    assert_eq!(
+        nested(&clean("git rebase -x 'make test' main")),
+        ["make test"]
+    );
+    assert_eq!(
+        nested(&clean("git submodule foreach git pull")),
+        ["git pull"]
+    );
+}
+
+#[test]
+fn git_config_that_sets_a_command_or_an_alias_is_judged_now() {
+    assert_eq!(
+        nested(&clean("git config --global core.pager 'rm -rf ~'")),
+        ["rm -rf ~"]
+    );
+    assert_eq!(nested(&clean("git config alias.p push")), ["git push"]);
+    assert!(nested(&clean("git config --get core.pager")).is_empty());
+}
+
+#[test]
+fn a_computed_git_alias_or_an_included_config_file_is_opaque() {
+    let a = clean("git --config-env=alias.p=X p");
+    assert_eq!(a.opaque[0].kind, OpaqueKind::ComputedProgram);
+    let a = clean("git -c include.path=/tmp/c status");
+    assert_eq!(a.opaque[0].kind, OpaqueKind::ComputedProgram);
+    let a = clean("X=push git --config-env=alias.p=X p");
+    assert!(!a.is_opaque());
+    assert_eq!(args(&a, 0)[1], "push");
+}
+
+#[test]
+fn ordinary_git_commands_run_nothing_else() {
+    for command in [
+        "git status",
+        "git -C src log --oneline",
+        "git -c color.ui=always diff",
+        "git commit -m 'x'",
+    ] {
+        let a = clean(command);
+        assert!(nested(&a).is_empty() && !a.is_opaque(), "{command}");
+    }
+}
+
+#[test]
+fn other_programs_options_that_run_commands_are_nested_commands() {
+    assert_eq!(
+        nested(&clean("tar --to-command='wc -c' -xf a.tar")),
+        ["wc -c"]
+    );
+    assert_eq!(nested(&clean("tar -I zstd -xf a.tar.zst")), ["zstd"]);
+    assert_eq!(
+        nested(&clean(
+            "tar -cf a.tar --checkpoint=1 --checkpoint-action=exec=id ."
+        )),
+        ["id"]
+    );
+    assert_eq!(
+        nested(&clean("rsync -e 'ssh -p 2222' a host:b")),
+        ["ssh -p 2222"]
+    );
+    assert_eq!(
+        nested(&clean("ssh -o ProxyCommand='nc %h %p' host")),
+        ["nc %h %p"]
+    );
+    assert_eq!(nested(&clean("scp -S ./myssh a host:b")), ["./myssh"]);
+    assert_eq!(nested(&clean("man -P 'less -S' ls")), ["less -S"]);
+    assert_eq!(
+        nested(&clean("zip -T -TT 'unzip -tqq' a.zip f")),
+        ["unzip -tqq"]
+    );
+    assert!(nested(&clean("tar -xzf a.tgz -C out")).is_empty());
 }
 
 // --- pipelines ------------------------------------------------------------

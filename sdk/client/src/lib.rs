@@ -21,6 +21,12 @@
 //!
 //! Every failure is an [`Error`]; a harness that must fail closed treats any
 //! error as a deny.
+//!
+//! Only idempotent requests are retried when the daemon cannot be reached (or
+//! answers 503): reads, and resumes, which the daemon makes idempotent by their
+//! key (the `Idempotency-Key` header, else the resume's `run_id`). A retried
+//! resume that was consumed the first time comes back with `replayed: true`:
+//! its calls were handed over already, and must not run twice.
 
 use std::time::Duration;
 
@@ -279,6 +285,48 @@ pub struct Health {
     pub providers: u64,
 }
 
+/// `POST /v1/interaction`: a run's context, and the tools the harness would offer.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct InteractionQuery {
+    #[serde(default)]
+    pub context: CallContext,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<String>>,
+}
+
+/// The token that asked, as the daemon knows it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TokenInfo {
+    /// The token's name (the principal).
+    pub token: String,
+    /// `agent`, `internal`, ...: only an internal token may set the mode.
+    pub role: String,
+}
+
+/// A run's resolved interaction policy (`GET`/`POST /v1/interaction`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct InteractionReport {
+    pub mode: InteractionMode,
+    /// An ask pauses for a human rather than being denied.
+    pub can_ask_human: bool,
+    #[serde(default)]
+    pub why_no_human: Option<String>,
+    /// What a tool under `hitl_approval` does: `pause`, `run` or `deny`.
+    pub approval_listed_tools: String,
+    /// The harness's tools the agent may be offered (when it sent them).
+    #[serde(default)]
+    pub offered_tools: Option<Vec<String>>,
+    /// Tools the agent must not be offered in this run.
+    pub withheld_tools: Vec<String>,
+    /// `ask_human` or `deny`: a sandbox network request that needs a human.
+    pub network_requests: String,
+    /// For the agent's system prompt.
+    pub guidance: String,
+    #[serde(default)]
+    pub dropped_keys: Vec<String>,
+    pub caller: TokenInfo,
+}
+
 /// One tool call the model asked for.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ModelToolCall {
@@ -397,6 +445,9 @@ pub struct ApprovalView {
     pub run_state: Option<RunState>,
     pub created_at: String,
     pub requests: Vec<ApprovalRequest>,
+    /// The token (principal) whose thread paused.
+    #[serde(default)]
+    pub principal: String,
     #[serde(default)]
     pub broken: Vec<String>,
     #[serde(default)]
@@ -419,6 +470,65 @@ pub struct RequestDecision {
     /// A rejection's message, shown to the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// With an approval: allow the same call (or the calls a rule matches) in
+    /// this thread (or for this agent) for some minutes, without asking.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant: Option<GrantRequest>,
+}
+
+impl RequestDecision {
+    /// Approves the request.
+    pub fn approve(request_id: impl Into<String>) -> Self {
+        RequestDecision {
+            request_id: request_id.into(),
+            decision: DecisionKind::Approve,
+            args: None,
+            message: None,
+            grant: None,
+        }
+    }
+
+    /// Approves the request and grants the same for `minutes`.
+    pub fn with_grant(mut self, grant: GrantRequest) -> Self {
+        self.grant = Some(grant);
+        self
+    }
+}
+
+/// What an approver grants with an approval (see the README, "Standing grants").
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GrantRequest {
+    /// `thread` (the approved call's thread) or `agent` (every thread of its principal).
+    pub scope: String,
+    /// From 1 to 1440.
+    pub minutes: u64,
+    /// A permission rule the approved call matches; absent: exactly that call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+}
+
+/// A standing grant, as the daemon lists it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Grant {
+    pub grant_id: String,
+    pub principal: String,
+    /// `None`: every thread of the principal.
+    pub thread_id: Option<String>,
+    /// What it allows: `{"kind": "call", "tool", "args_sha256"}` or `{"kind": "rule", "rule"}`.
+    pub target: Value,
+    pub approval_id: String,
+    pub granted_by: String,
+    pub created_at: String,
+    pub expires_at: String,
+    #[serde(default)]
+    pub revoked_at: Option<String>,
+    #[serde(default)]
+    pub revoked_by: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct GrantPage {
+    grants: Vec<Grant>,
 }
 
 /// A resume: a decision for every pending request, or one reject-all.
@@ -428,9 +538,17 @@ pub struct ResumeRequest {
     pub decisions: Option<Vec<RequestDecision>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reject_all: Option<RejectAll>,
-    /// The run that carries the answered calls on (default: the one that paused).
+    /// The run that carries the answered calls on (default: the one that
+    /// paused); the idempotency key when none is set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
+    /// The human who answered: required from a relay token, absent (or its
+    /// own name) from an approver token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reviewer: Option<String>,
+    /// Sent as the `Idempotency-Key` header.
+    #[serde(skip)]
+    pub idempotency_key: Option<String>,
 }
 
 /// Reject every pending request at once.
@@ -454,6 +572,24 @@ impl ResumeRequest {
             ..Default::default()
         }
     }
+
+    /// Names the human who answered (for a relay token).
+    pub fn reviewer(mut self, name: impl Into<String>) -> Self {
+        self.reviewer = Some(name.into());
+        self
+    }
+
+    /// The run that carries the answered calls on.
+    pub fn run(mut self, run_id: impl Into<String>) -> Self {
+        self.run_id = Some(run_id.into());
+        self
+    }
+
+    /// The idempotency key (default: the run id).
+    pub fn idempotency_key(mut self, key: impl Into<String>) -> Self {
+        self.idempotency_key = Some(key.into());
+        self
+    }
 }
 
 /// How a resumed approval ended: every call of the paused message.
@@ -463,6 +599,16 @@ pub struct Resolution {
     pub thread_id: String,
     pub run_id: String,
     pub resolved_by: Value,
+    /// The human who answered or cleared.
+    #[serde(default)]
+    pub reviewer: Option<String>,
+    /// The token that relayed the human's answer.
+    #[serde(default)]
+    pub relayed_by: Option<String>,
+    /// The stored answer to the same resume made before: run nothing from it
+    /// that already ran.
+    #[serde(default)]
+    pub replayed: bool,
     pub consumption_id: String,
     pub resolved_at: String,
     pub run_state: RunState,
@@ -486,6 +632,7 @@ pub struct ClientBuilder {
     url: String,
     token: Option<String>,
     timeout: Duration,
+    retries: u32,
 }
 
 impl ClientBuilder {
@@ -498,6 +645,13 @@ impl ClientBuilder {
     /// The most one request may take, connecting included (default 5 s).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
+        self
+    }
+
+    /// How many times an idempotent request is tried again when the daemon
+    /// cannot be reached or answers 503 (default 2; 50 ms, then doubling).
+    pub fn retries(mut self, retries: u32) -> Self {
+        self.retries = retries;
         self
     }
 
@@ -518,6 +672,7 @@ impl ClientBuilder {
             url,
             token: self.token,
             http,
+            retries: self.retries,
         })
     }
 }
@@ -528,7 +683,20 @@ pub struct Client {
     url: String,
     token: Option<String>,
     http: reqwest::Client,
+    retries: u32,
 }
+
+/// Whether a request may be sent again after a failure.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Retry {
+    /// It changes nothing, or the daemon recognises it when repeated.
+    Idempotent,
+    /// Sending it twice could act twice.
+    Once,
+}
+
+/// The delay before the first retry; doubled for each next one.
+const FIRST_BACKOFF: Duration = Duration::from_millis(50);
 
 impl Client {
     pub fn builder(url: impl Into<String>) -> ClientBuilder {
@@ -536,13 +704,19 @@ impl Client {
             url: url.into(),
             token: None,
             timeout: Duration::from_secs(5),
+            retries: 2,
         }
     }
 
     /// Judges one tool call.
     pub async fn evaluate(&self, call: &ToolCall) -> Result<Decision, Error> {
         let response = self
-            .send(reqwest::Method::POST, "/v1/evaluate", Some(call))
+            .send(
+                reqwest::Method::POST,
+                "/v1/evaluate",
+                Some(call),
+                Retry::Once,
+            )
             .await?;
         let decision_id = response
             .headers()
@@ -570,7 +744,7 @@ impl Client {
             segment(run_id)
         );
         read(
-            self.send(reqwest::Method::POST, &path, Some(response))
+            self.send(reqwest::Method::POST, &path, Some(response), Retry::Once)
                 .await?,
         )
         .await
@@ -587,12 +761,18 @@ impl Client {
             segment(thread_id),
             if include_resolved { "?all=true" } else { "" }
         );
-        let page: ApprovalPage =
-            read(self.send::<()>(reqwest::Method::GET, &path, None).await?).await?;
+        let page: ApprovalPage = read(
+            self.send::<()>(reqwest::Method::GET, &path, None, Retry::Idempotent)
+                .await?,
+        )
+        .await?;
         Ok(page.approvals)
     }
 
-    /// A human's answer to a pending approval.
+    /// A human's answer to a pending approval: with an approver token, in its
+    /// own name; with a relay token, naming the human in `answer.reviewer`.
+    /// Retried when the daemon cannot be reached: the same resume again gets
+    /// the stored answer (`replayed: true`), never a second consumption.
     pub async fn resume(
         &self,
         thread_id: &str,
@@ -604,8 +784,79 @@ impl Client {
             segment(thread_id),
             segment(approval_id)
         );
+        let key = answer.idempotency_key.as_deref();
         read(
-            self.send(reqwest::Method::POST, &path, Some(answer))
+            self.send_with(
+                reqwest::Method::POST,
+                &path,
+                Some(answer),
+                key,
+                Retry::Idempotent,
+            )
+            .await?,
+        )
+        .await
+    }
+
+    /// Rejects a pending approval as a whole (approver, or a relay token
+    /// naming the human in `reviewer`). Not retried: a second clear is 409.
+    pub async fn clear(
+        &self,
+        thread_id: &str,
+        approval_id: &str,
+        reason: Option<&str>,
+        reviewer: Option<&str>,
+    ) -> Result<Resolution, Error> {
+        let path = format!(
+            "/v1/threads/{}/approvals/{}/clear",
+            segment(thread_id),
+            segment(approval_id)
+        );
+        let body = serde_json::json!({"reason": reason, "reviewer": reviewer});
+        let body: Map<String, Value> = body
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(_, v)| !v.is_null())
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        read(
+            self.send(reqwest::Method::POST, &path, Some(&body), Retry::Once)
+                .await?,
+        )
+        .await
+    }
+
+    /// Standing grants, newest first: live ones (with `include_inactive`,
+    /// expired and revoked ones too). An agent's token sees its own.
+    pub async fn grants(&self, include_inactive: bool) -> Result<Vec<Grant>, Error> {
+        let path = if include_inactive {
+            "/v1/grants?all=true"
+        } else {
+            "/v1/grants"
+        };
+        let page: GrantPage = read(
+            self.send::<()>(reqwest::Method::GET, path, None, Retry::Idempotent)
+                .await?,
+        )
+        .await?;
+        Ok(page.grants)
+    }
+
+    /// Ends a standing grant now (approver, or a relay token naming the human
+    /// in `reviewer`). Retried: revoking a revoked grant changes nothing.
+    pub async fn revoke_grant(
+        &self,
+        grant_id: &str,
+        reviewer: Option<&str>,
+    ) -> Result<Grant, Error> {
+        let path = format!("/v1/grants/{}/revoke", segment(grant_id));
+        let body = match reviewer {
+            Some(name) => serde_json::json!({ "reviewer": name }),
+            None => serde_json::json!({}),
+        };
+        read(
+            self.send(reqwest::Method::POST, &path, Some(&body), Retry::Idempotent)
                 .await?,
         )
         .await
@@ -614,7 +865,7 @@ impl Client {
     /// Reloads the daemon's config file and swaps the provider set (admin).
     pub async fn reload(&self) -> Result<ReloadReport, Error> {
         read(
-            self.send::<()>(reqwest::Method::POST, "/v1/admin/reload", None)
+            self.send::<()>(reqwest::Method::POST, "/v1/admin/reload", None, Retry::Once)
                 .await?,
         )
         .await
@@ -623,15 +874,49 @@ impl Client {
     /// The live provider set (admin).
     pub async fn providers(&self) -> Result<ProviderList, Error> {
         read(
-            self.send::<()>(reqwest::Method::GET, "/v1/admin/providers", None)
-                .await?,
+            self.send::<()>(
+                reqwest::Method::GET,
+                "/v1/admin/providers",
+                None,
+                Retry::Idempotent,
+            )
+            .await?,
         )
         .await
     }
 
+    /// The interaction policy of a run: with no query, a run without context
+    /// (`GET /v1/interaction`); with one, that run's (`POST`).
+    pub async fn interaction(
+        &self,
+        query: Option<&InteractionQuery>,
+    ) -> Result<InteractionReport, Error> {
+        let response = match query {
+            None => {
+                self.send::<()>(
+                    reqwest::Method::GET,
+                    "/v1/interaction",
+                    None,
+                    Retry::Idempotent,
+                )
+                .await?
+            }
+            Some(query) => {
+                self.send(
+                    reqwest::Method::POST,
+                    "/v1/interaction",
+                    Some(query),
+                    Retry::Idempotent,
+                )
+                .await?
+            }
+        };
+        read(response).await
+    }
+
     pub async fn health(&self) -> Result<Health, Error> {
         read(
-            self.send::<()>(reqwest::Method::GET, "/healthz", None)
+            self.send::<()>(reqwest::Method::GET, "/healthz", None, Retry::Idempotent)
                 .await?,
         )
         .await
@@ -642,18 +927,57 @@ impl Client {
         method: reqwest::Method,
         path: &str,
         body: Option<&B>,
+        retry: Retry,
     ) -> Result<reqwest::Response, Error> {
-        let mut request = self.http.request(method, format!("{}{path}", self.url));
-        if let Some(token) = &self.token {
-            request = request.bearer_auth(token);
+        self.send_with(method, path, body, None, retry).await
+    }
+
+    /// Sends a request; an idempotent one again, after a backoff, when the
+    /// daemon could not be reached or answered 503.
+    async fn send_with<B: Serialize>(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&B>,
+        idempotency_key: Option<&str>,
+        retry: Retry,
+    ) -> Result<reqwest::Response, Error> {
+        let retries = if retry == Retry::Idempotent {
+            self.retries
+        } else {
+            0
+        };
+        let mut backoff = FIRST_BACKOFF;
+        let mut attempt = 0;
+        loop {
+            let mut request = self
+                .http
+                .request(method.clone(), format!("{}{path}", self.url));
+            if let Some(token) = &self.token {
+                request = request.bearer_auth(token);
+            }
+            if let Some(key) = idempotency_key {
+                request = request.header("Idempotency-Key", key);
+            }
+            if let Some(body) = body {
+                request = request.json(body);
+            }
+            let again = attempt < retries;
+            match request.send().await {
+                Ok(response) if response.status().as_u16() == 503 && again => {}
+                Ok(response) => return Ok(response),
+                Err(_) if again => {}
+                Err(source) => {
+                    return Err(Error::Unavailable {
+                        url: self.url.clone(),
+                        source,
+                    });
+                }
+            }
+            tokio::time::sleep(backoff).await;
+            backoff *= 2;
+            attempt += 1;
         }
-        if let Some(body) = body {
-            request = request.json(body);
-        }
-        request.send().await.map_err(|source| Error::Unavailable {
-            url: self.url.clone(),
-            source,
-        })
     }
 }
 

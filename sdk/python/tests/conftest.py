@@ -1,5 +1,11 @@
 """Starts the real Warden daemon for the tests: ``target/debug/warden`` (or
-``$WARDEN_BIN``) on a free loopback port, with tokens for each role."""
+``$WARDEN_BIN``) on a free loopback port, with tokens for each role.
+
+The DeerFlow and LangChain tests need those packages (Python 3.12, the venv
+``scripts/test`` makes); elsewhere they are skipped, unless
+``WARDEN_REQUIRE_HARNESSES=1`` (as ``scripts/test`` sets it there) makes a
+missing package a failure.
+"""
 
 import os
 import pathlib
@@ -9,8 +15,36 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 AGENT = "py-agent-token-0123456789abcdef"
+RELAY = "py-relay-token-0123456789abcdef"
+INTERNAL = "py-internal-token-0123456789abcdef"
 ADMIN = "py-admin-token-0123456789abcdef"
+APPROVER = "py-approver-token-0123456789abcdef"
 GUESTS = ROOT / "target" / "guests" / "wasm32-wasip2" / "wasm-release"
+
+TOKENS = f"""server:
+  watch_config: false
+  tokens:
+    - {{name: deerflow, role: agent, token: {AGENT}}}
+    - {{name: gateway, role: agent, relay: true, token: {RELAY}}}
+    - {{name: scheduler, role: internal, relay: true, token: {INTERNAL}}}
+    - {{name: ops, role: admin, token: {ADMIN}}}
+    - {{name: alice, role: approver, token: {APPROVER}}}
+"""
+
+#: The example's token variables, for daemons started on examples/deerflow/warden.yaml.
+EXAMPLE_ENV = {
+    "WARDEN_DEERFLOW_TOKEN": RELAY,
+    "WARDEN_SCHEDULER_TOKEN": INTERNAL,
+    "WARDEN_APPROVER_TOKEN": APPROVER,
+    "WARDEN_ADMIN_TOKEN": ADMIN,
+}
+
+
+def require(module: str):
+    """The module, or a skip (a failure where the harness packages must be there)."""
+    if os.environ.get("WARDEN_REQUIRE_HARNESSES") == "1":
+        return __import__(module)
+    return pytest.importorskip(module)
 
 
 def warden_bin() -> pathlib.Path:
@@ -23,35 +57,47 @@ def warden_bin() -> pathlib.Path:
 class Daemon:
     """A running ``warden serve``; ``url`` is where it listens."""
 
-    def __init__(self, directory: pathlib.Path, providers: str, extra: str = ""):
+    def __init__(self, directory: pathlib.Path, providers: str = "", extra: str = "", config: pathlib.Path = None):
         self.dir = directory
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.config = self.dir / "warden.yaml"
-        self.config.write_text(
-            f"""{extra}guardrails:
-  providers:
-{providers}
-server:
-  watch_config: false
-  tokens:
-    - {{name: deerflow, role: agent, token: {AGENT}}}
-    - {{name: ops, role: admin, token: {ADMIN}}}
-"""
-        )
+        if config is None:
+            config = self.dir / "warden.yaml"
+            config.write_text(f"{extra}guardrails:\n  providers:\n{providers}\n{TOKENS}")
+        self.config = config
         self.stderr = open(self.dir / "stderr.log", "wb")
         self.process = subprocess.Popen(
-            [str(warden_bin()), "serve", "--config", str(self.config), "--listen", "127.0.0.1:0"],
+            [
+                str(warden_bin()),
+                "serve",
+                "--config",
+                str(config),
+                "--listen",
+                "127.0.0.1:0",
+                "--data-dir",
+                str(self.dir / "data"),
+                "--no-watch",
+            ],
             cwd=self.dir,
             stdout=subprocess.PIPE,
             stderr=self.stderr,
             stdin=subprocess.DEVNULL,
+            env={**os.environ, **EXAMPLE_ENV},
         )
         line = self.process.stdout.readline().decode().strip()
         prefix = "warden: listening on "
         if not line.startswith(prefix):
             self.process.wait()
             raise RuntimeError(f"the daemon did not start: {line!r}\n{(self.dir / 'stderr.log').read_text()}")
-        self.url = line[len(prefix):]
+        self.url = line[len(prefix) :]
+
+    def decisions(self):
+        """The decision log's lines so far."""
+        import json
+        import time
+
+        time.sleep(0.1)  # the log is written by a background thread every 20 ms
+        path = self.dir / "data" / "decisions.jsonl"
+        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
     def stop(self):
         self.process.terminate()
@@ -62,7 +108,7 @@ server:
 
 ALLOWLIST = """    - name: allowlist
       wasm: builtin:allowlist
-      config: {allowed_tools: [bash, read_file, web_search], denied_tools: [rm]}"""
+      config: {allowed_tools: [bash, read_file, web_search, write_file], denied_tools: [rm]}"""
 
 
 @pytest.fixture(scope="session")
@@ -90,5 +136,13 @@ def asking_daemon(tmp_path_factory):
 def approval_daemon(tmp_path):
     """A daemon on which `bash` needs a human's approval (a fresh store per test)."""
     d = Daemon(tmp_path / "warden-approval", ALLOWLIST, extra="hitl_approval:\n  tools: [bash]\n")
+    yield d
+    d.stop()
+
+
+@pytest.fixture(scope="session")
+def deerflow_daemon(tmp_path_factory):
+    """A daemon on the shipped DeerFlow example (tests keep to their own threads)."""
+    d = Daemon(tmp_path_factory.mktemp("warden-deerflow"), config=ROOT / "examples" / "deerflow" / "warden.yaml")
     yield d
     d.stop()

@@ -6,7 +6,7 @@ import socket
 import pytest
 
 from warden import WardenClient, WardenHTTPError, WardenUnavailable
-from conftest import ADMIN, AGENT
+from conftest import ADMIN, AGENT, INTERNAL
 
 
 def test_a_listed_tool_is_allowed(daemon):
@@ -88,6 +88,21 @@ def test_an_unreachable_daemon_raises_unavailable():
         port = s.getsockname()[1]
     with pytest.raises(WardenUnavailable):
         WardenClient(f"http://127.0.0.1:{port}", AGENT, timeout=2).evaluate("bash", {})
+
+
+def test_interaction_names_the_mode_and_the_callers_role(daemon):
+    report = WardenClient(daemon.url, AGENT).interaction()
+    assert report["mode"] == "interactive" and report["can_ask_human"] is True
+    assert report["caller"] == {"token": "deerflow", "role": "agent"}
+
+
+def test_interaction_of_a_scheduled_run_withholds_clarification(daemon):
+    report = WardenClient(daemon.url, INTERNAL).interaction(
+        {"interaction_mode": "scheduled"}, tools=["bash", "ask_clarification"]
+    )
+    assert report["mode"] == "scheduled" and report["can_ask_human"] is False
+    assert report["offered_tools"] == ["bash"] and report["withheld_tools"] == ["ask_clarification"]
+    assert "BLOCKED" in report["guidance"]
 
 
 def test_the_token_is_read_from_the_environment(daemon, monkeypatch):

@@ -14,6 +14,7 @@
 
 mod braces;
 mod flags;
+mod launch;
 pub mod syntax;
 mod wrappers;
 
@@ -99,6 +100,10 @@ pub enum Origin {
     FindExec,
     /// The body of a function definition.
     Function,
+    /// A command another program runs because of its options or
+    /// configuration: git's aliases, pager, editor, ssh command and hooks,
+    /// `tar --to-command`, `rsync -e`, `ssh -o ProxyCommand=…`, …
+    Option,
 }
 
 /// One word of a command.
@@ -301,6 +306,7 @@ pub fn analyze(src: &str) -> Analysis {
                 captured: 0,
                 reparse: 0,
                 timed: false,
+                positional: None,
             };
             flattener.list(&mut script.list, &heredocs, src, &ctx);
         }
@@ -320,6 +326,8 @@ struct Ctx {
     /// How many command lines inside command lines deep.
     reparse: usize,
     timed: bool,
+    /// `$0`, `$1`, … of a `bash -c STRING NAME ARGS…` string, when known.
+    positional: Option<std::rc::Rc<[Arg]>>,
 }
 
 impl Ctx {
@@ -398,6 +406,11 @@ impl Flattener {
                 for body in &mut compound.bodies {
                     self.list(body, heredocs, src, &inner);
                 }
+                if compound.kind == CompoundKind::Coproc {
+                    for command in &mut self.out.commands[start..] {
+                        command.background = true;
+                    }
+                }
                 if let CompoundKind::Function(name) = &compound.kind {
                     self.out.functions.push(Function {
                         name: name.clone(),
@@ -446,6 +459,12 @@ impl Flattener {
             self.substitutions(&mut word.parts, src, ctx);
             if k == 0 {
                 written = src.get(word.span.0..word.span.1).unwrap_or("").to_string();
+            }
+            if let Some(positional) = &ctx.positional
+                && let Some(values) = positional_values(word, positional)
+            {
+                argv.extend(values);
+                continue;
             }
             self.expand_word(std::mem::take(word), &mut argv);
         }
@@ -685,6 +704,10 @@ impl Flattener {
         let Some(program) = command.program.as_deref() else {
             return;
         };
+        if launch::reads_options(program) {
+            self.launches(index, ctx);
+            return;
+        }
         if !FOLLOWED.contains(&program) && !wrappers::SHELLS.contains(&program) {
             return;
         }
@@ -700,6 +723,7 @@ impl Flattener {
             captured: ctx.captured,
             reparse: ctx.reparse + 1,
             timed: false,
+            positional: None,
         };
         match program.as_str() {
             p if wrappers::SHELLS.contains(&p) => match wrappers::shell_input(args) {
@@ -708,6 +732,10 @@ impl Flattener {
                     let arg = args[i].clone();
                     let mut c = inner(Origin::ShellString);
                     c.stdin = stdin_from.clone();
+                    // The words after the string are `$0`, `$1`, …
+                    if args[i + 1..].iter().all(|a| a.literal && !a.glob) {
+                        c.positional = Some(args[i + 1..].into());
+                    }
                     self.reparse(&arg, OpaqueKind::ComputedShellString, &c);
                 }
                 wrappers::ShellInput::Stdin => {
@@ -812,6 +840,49 @@ impl Flattener {
         }
     }
 
+    /// Follows what a program's options and configuration make it run
+    /// (see [`launch`]).
+    fn launches(&mut self, index: usize, ctx: &Ctx) {
+        let command = &self.out.commands[index];
+        let program = command.program.as_deref().unwrap_or("");
+        let launch::Launches { rewrite, nested } =
+            launch::launches(program, &command.args, &command.assignments);
+        if let Some(args) = rewrite {
+            self.out.commands[index].args = args;
+        }
+        for launch in nested {
+            let mut inner = Ctx {
+                origin: Origin::Option,
+                parent: Some(index),
+                stdin: Vec::new(),
+                captured: ctx.captured,
+                reparse: ctx.reparse + 1,
+                timed: false,
+                positional: None,
+            };
+            match launch {
+                launch::Launch::Shell { text, positional } => {
+                    if !positional.is_empty() && positional.iter().all(|a| a.literal && !a.glob) {
+                        inner.positional = Some(positional.into());
+                    }
+                    self.reparse(&text, OpaqueKind::ComputedProgram, &inner);
+                }
+                launch::Launch::Argv(argv) => self.command(
+                    argv,
+                    String::new(),
+                    Vec::new(),
+                    Vec::new(),
+                    Vec::new(),
+                    &inner,
+                ),
+                launch::Launch::Unknown(what) => self.out.opaque.push(Opaque {
+                    kind: OpaqueKind::ComputedProgram,
+                    text: what,
+                }),
+            }
+        }
+    }
+
     /// Parses and flattens a command line found inside a command.
     fn reparse(&mut self, text: &Arg, computed: OpaqueKind, ctx: &Ctx) {
         if !text.literal {
@@ -841,6 +912,24 @@ impl Flattener {
     }
 }
 
+/// The values of a word that is only a positional parameter (`$1`, `"$0"`,
+/// `"$@"`), when the parameters are known.
+fn positional_values(word: &Word, positional: &[Arg]) -> Option<Vec<Arg>> {
+    let [Part::Param { name, nested }] = word.parts.as_slice() else {
+        return None;
+    };
+    if !nested.is_empty() {
+        return None;
+    }
+    match name.as_str() {
+        "@" | "*" => Some(positional.iter().skip(1).cloned().collect()),
+        n => {
+            let k: usize = n.parse().ok()?;
+            Some(positional.get(k).cloned().into_iter().collect())
+        }
+    }
+}
+
 fn as_args(pairs: Vec<(String, String)>) -> impl Iterator<Item = (String, Arg)> {
     pairs.into_iter().map(|(name, value)| {
         (
@@ -855,7 +944,7 @@ fn as_args(pairs: Vec<(String, String)>) -> impl Iterator<Item = (String, Arg)> 
 }
 
 /// The words of a string split as the shell would (for `env -S`), if literal.
-fn split_words(text: &str) -> Option<Vec<Arg>> {
+pub(crate) fn split_words(text: &str) -> Option<Vec<Arg>> {
     let script = syntax::parse(text).ok()?;
     let [item] = script.list.items.as_slice() else {
         return None;

@@ -115,6 +115,9 @@ pub enum CompoundKind {
     Arithmetic,
     /// `name() body` or `function name body`: the body is defined, not run here.
     Function(String),
+    /// `coproc [NAME] command`: the command runs in the background, its
+    /// input and output connected to the shell.
+    Coproc,
 }
 
 /// A redirection: `[fd]op target`.
@@ -253,12 +256,23 @@ impl Word {
         out
     }
 
-    /// Unquoted `*`, `?` or `[`: pathname expansion may change the word.
+    /// Unquoted `*`, `?`, or `[` with a `]` after it: pathname expansion may
+    /// change the word. A `[` that no `]` closes is an ordinary character
+    /// (the `[` of `[ -f x ]` is the name of the `test` builtin).
     pub fn has_glob(&self) -> bool {
-        self.parts.iter().any(|p| match p {
-            Part::Literal(s) => s.bytes().any(|b| matches!(b, b'*' | b'?' | b'[')),
-            _ => false,
-        })
+        let mut open_bracket = false;
+        for part in &self.parts {
+            let Part::Literal(s) = part else { continue };
+            for b in s.bytes() {
+                match b {
+                    b'*' | b'?' => return true,
+                    b'[' => open_bracket = true,
+                    b']' if open_bracket => return true,
+                    _ => {}
+                }
+            }
+        }
+        false
     }
 
     /// The word's text with every quoted or expanded byte masked out: what
@@ -320,8 +334,10 @@ fn parse_nested(src: &str, depth: usize) -> Result<Script, ParseError> {
     if p.pos < p.b.len() {
         return Err(p.error(format!("unexpected `{}`", p.peek_token())));
     }
-    if let Some(pending) = p.pending.first() {
-        return Err(p.error(format!("here-document `{}` has no body", pending.delimiter)));
+    // A here-document opened on the last line has an empty body: bash runs
+    // it (with a warning) as delimited by the end of the text.
+    for doc in std::mem::take(&mut p.pending) {
+        p.heredocs[doc.slot] = Some(Word::default());
     }
     Ok(Script {
         list,
@@ -470,7 +486,8 @@ impl<'a> Parser<'a> {
     fn list_ends(&self) -> bool {
         match self.peek() {
             None | Some(b')') => true,
-            Some(b';') => self.peek_at(1) == Some(b';'),
+            // `;;`, `;&` and `;;&` end a `case` arm.
+            Some(b';') => matches!(self.peek_at(1), Some(b';' | b'&')),
             _ => RESERVED_ENDS.iter().any(|w| self.reserved(w)),
         }
     }
@@ -486,7 +503,7 @@ impl<'a> Parser<'a> {
             let mut item = self.and_or()?;
             self.blanks();
             match self.peek() {
-                Some(b';') if self.peek_at(1) != Some(b';') => self.pos += 1,
+                Some(b';') if !matches!(self.peek_at(1), Some(b';' | b'&')) => self.pos += 1,
                 Some(b'&') => {
                     self.pos += 1;
                     item.background = true;
@@ -660,6 +677,30 @@ impl<'a> Parser<'a> {
             let words = self.test_words()?;
             return compound(self, CompoundKind::Test, vec![], words);
         }
+        if self.reserved("coproc") {
+            self.pos += 6;
+            self.blanks();
+            // `coproc NAME compound`: a name only before a compound command.
+            let save = self.pos;
+            let mut i = self.pos;
+            while self.b.get(i).copied().is_some_and(is_name) {
+                i += 1;
+            }
+            if i > self.pos && self.peek().is_some_and(is_name_start) {
+                self.pos = i;
+                self.blanks();
+                if !self.at_compound() {
+                    self.pos = save;
+                }
+            }
+            let body = self.command()?;
+            return Ok(Command::Compound(Compound {
+                kind: CompoundKind::Coproc,
+                bodies: vec![single(body)],
+                words: vec![],
+                redirects: vec![],
+            }));
+        }
         if self.reserved("function") {
             self.pos += 8;
             self.blanks();
@@ -683,22 +724,20 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// Whether a compound command starts at the cursor.
+    fn at_compound(&self) -> bool {
+        self.peek() == Some(b'(')
+            || ["{", "if", "while", "until", "for", "select", "case", "[["]
+                .iter()
+                .any(|w| self.reserved(w))
+    }
+
     fn function_body(&mut self, name: String) -> Result<Command, ParseError> {
         self.linebreaks()?;
         let body = self.command()?;
         Ok(Command::Compound(Compound {
             kind: CompoundKind::Function(name),
-            bodies: vec![List {
-                items: vec![AndOr {
-                    first: Pipeline {
-                        negated: false,
-                        timed: false,
-                        commands: vec![body],
-                    },
-                    rest: vec![],
-                    background: false,
-                }],
-            }],
+            bodies: vec![single(body)],
             words: vec![],
             redirects: vec![],
         }))
@@ -883,12 +922,45 @@ impl<'a> Parser<'a> {
                 cmd.assignments.push(assignment);
                 continue;
             }
+            if cmd.words.first().is_some_and(declares)
+                && let Some(word) = self.array_argument()?
+            {
+                cmd.words.push(word);
+                continue;
+            }
             cmd.words.push(self.word()?);
         }
         if cmd.words.is_empty() && cmd.assignments.is_empty() && cmd.redirects.is_empty() {
             return Err(self.error(format!("expected a command, found `{}`", self.peek_token())));
         }
         Ok(Command::Simple(cmd))
+    }
+
+    /// `NAME=(…)` given to `declare` and its kin: one word holding the
+    /// array's text (`NAME=(a b)`), its elements' expansions kept.
+    fn array_argument(&mut self) -> Result<Option<Word>, ParseError> {
+        let start = self.pos;
+        let Some(assignment) = self.assignment()? else {
+            return Ok(None);
+        };
+        let head = &self.src[start..self.pos];
+        let Some(eq) = head.find("=(") else {
+            // A scalar assignment: an ordinary word.
+            self.pos = start;
+            return Ok(None);
+        };
+        let mut parts = vec![Part::Quoted(head[..eq + 2].to_string())];
+        for (k, element) in assignment.value.into_iter().enumerate() {
+            if k > 0 {
+                push_quoted(&mut parts, ' ');
+            }
+            parts.extend(element.parts);
+        }
+        push_quoted(&mut parts, ')');
+        Ok(Some(Word {
+            parts,
+            span: (start, self.pos),
+        }))
     }
 
     fn at_function_parens(&self) -> bool {
@@ -1511,6 +1583,30 @@ enum Mode {
     HereDoc,
     Brace,
     Arithmetic,
+}
+
+/// `declare`, `local`, `typeset`, `export`, `readonly`: builtins whose
+/// arguments may be array assignments.
+fn declares(word: &Word) -> bool {
+    matches!(
+        word.parts.as_slice(),
+        [Part::Literal(w)] if matches!(w.as_str(), "declare" | "local" | "typeset" | "export" | "readonly")
+    )
+}
+
+/// A list of one command.
+fn single(command: Command) -> List {
+    List {
+        items: vec![AndOr {
+            first: Pipeline {
+                negated: false,
+                timed: false,
+                commands: vec![command],
+            },
+            rest: vec![],
+            background: false,
+        }],
+    }
 }
 
 fn push_literal(parts: &mut Vec<Part>, text: &str) {

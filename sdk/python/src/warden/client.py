@@ -1,9 +1,20 @@
 """The HTTP client for the Warden daemon (``warden serve``).
 
 Pure standard library: one keep-alive connection per thread, JSON in and out.
-Every failure raises: :class:`WardenUnavailable` when the daemon cannot be
-reached, :class:`WardenHTTPError` when it refuses the request. A caller that
-must fail closed treats any :class:`WardenError` as a deny.
+
+Two ways to ask for a decision:
+
+- :meth:`WardenClient.decide` fails closed by itself. Whatever goes wrong once the
+  request was sent (a reset, a timeout, a closed connection, any refusal: a bad
+  token, a wrong role, a thread waiting for a human) comes back as a deny whose
+  reason names the cause; so does a call the client cannot put into JSON
+  (``NaN``, a lone surrogate) or that is larger than the daemon accepts. Only
+  when Warden cannot be reached at all (the connection is refused, the name does
+  not resolve, the connection is not accepted in time: nothing was sent) does it
+  raise :class:`WardenUnavailable`, so that the harness's own setting decides.
+- :meth:`WardenClient.evaluate` raises for every failure
+  (:class:`WardenUnavailable`, :class:`WardenNoAnswer`, :class:`WardenHTTPError`)
+  and is for callers that handle them; it too never sends invalid JSON.
 """
 
 from __future__ import annotations
@@ -15,29 +26,62 @@ import os
 import socket
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 from urllib.parse import quote, urlsplit
+
+from .encoding import UNENCODABLE_INPUT, UnencodableInput, encode
 
 DEFAULT_URL = "http://127.0.0.1:8787"
 DEFAULT_TOKEN_ENV = "WARDEN_TOKEN"
+#: Seconds to wait for an answer once connected: a decision takes milliseconds.
+DEFAULT_TIMEOUT = 2.0
+#: Seconds to wait for the connection to be accepted.
+DEFAULT_CONNECT_TIMEOUT = 0.5
+#: The largest body sent; the daemon's `server.limits.max_body_bytes` default.
+DEFAULT_MAX_REQUEST_BYTES = 1 << 20
+
+#: Reason codes of the denies the client answers itself.
+INPUT_TOO_LARGE = "warden.input_too_large"
+UNAUTHORIZED = "warden.unauthorized"
+FORBIDDEN = "warden.forbidden"
+APPROVAL_PENDING = "warden.approval_pending"
+REFUSED = "warden.refused"
+NO_ANSWER = "warden.no_answer"
+#: The stage name of a decision the client made itself.
+CLIENT_STAGE = "client"
 
 
 class WardenError(Exception):
-    """Any failure to get a decision from Warden."""
+    """Any failure to get an answer from Warden."""
 
 
 class WardenUnavailable(WardenError, ConnectionError):
-    """The daemon could not be reached or did not answer in time."""
+    """Warden could not be reached at all: nothing was sent."""
+
+
+class WardenNoAnswer(WardenError):
+    """The request was sent, but no answer came (a reset, a timeout, a closed
+    connection, a body that is not Warden's)."""
+
+
+class WardenUnsendable(WardenError):
+    """The client would not send the request: not JSON (``NaN``, a lone
+    surrogate) or too large. ``evaluation`` is the deny it stands for."""
+
+    def __init__(self, evaluation: "Evaluation"):
+        super().__init__(evaluation.reasons[0].message)
+        self.evaluation = evaluation
 
 
 class WardenHTTPError(WardenError):
-    """The daemon refused the request (401, 403, 400, 413, 422, ...)."""
+    """The daemon refused the request (401, 403, 400, 409, 413, 422, ...)."""
 
-    def __init__(self, status: int, code: str, message: str):
+    def __init__(self, status: int, code: str, message: str, details: Any = None):
         super().__init__(f"warden answered {status} {code}: {message}")
         self.status = status
         self.code = code
         self.message = message
+        self.details = details
 
 
 @dataclass(frozen=True)
@@ -60,7 +104,7 @@ class Evaluation:
     stages: List[Dict[str, Any]]
     generation: int
     duration_us: int
-    #: The id of this decision in the daemon's decision log.
+    #: The id of this decision in the daemon's decision log (none for a local deny).
     decision_id: Optional[str] = None
     #: The signed decision record, when the daemon signs decisions.
     decision_record: Optional[Dict[str, Any]] = None
@@ -71,7 +115,7 @@ class Evaluation:
         try:
             return cls(
                 verdict=data["verdict"],
-                allow=bool(data["allow"]),
+                allow=data["verdict"] == "allow",
                 reasons=[Reason(r["code"], r.get("message", "")) for r in data["reasons"]],
                 policy_id=data.get("policy_id"),
                 metadata=dict(data.get("metadata") or {}),
@@ -85,7 +129,23 @@ class Evaluation:
                 raw=dict(data),
             )
         except (KeyError, TypeError, ValueError) as err:
-            raise WardenError(f"warden answered an unexpected decision: {err!r}") from err
+            raise WardenNoAnswer(f"warden answered something that is not a decision: {err!r}") from err
+
+    @classmethod
+    def local_deny(cls, code: str, message: str, **metadata: Any) -> "Evaluation":
+        """A deny the client decided itself (``decided_by: client``): never an allow."""
+        return cls(
+            verdict="deny",
+            allow=False,
+            reasons=[Reason(code, message)],
+            policy_id=None,
+            metadata=dict(metadata),
+            decided_by=CLIENT_STAGE,
+            interaction_mode="interactive",
+            stages=[],
+            generation=0,
+            duration_us=0,
+        )
 
 
 def tool_call(
@@ -96,13 +156,36 @@ def tool_call(
     context: Optional[Mapping[str, Any]] = None,
 ) -> Dict[str, Any]:
     """A request body for ``POST /v1/evaluate``; ``None`` context values are left out."""
-    call: Dict[str, Any] = {"tool_name": tool_name, "tool_input": dict(tool_input or {})}
+    call: Dict[str, Any] = {"tool_name": tool_name, "tool_input": tool_input if tool_input is not None else {}}
     if tool_call_id is not None:
         call["tool_call_id"] = tool_call_id
     ctx = {k: v for k, v in (context or {}).items() if v is not None}
     if ctx:
         call["context"] = ctx
     return call
+
+
+def refusal_deny(err: WardenError) -> Evaluation:
+    """The deny a harness applies for a failure after the request was sent (or
+    for a request the client would not send)."""
+    if isinstance(err, WardenUnsendable):
+        return err.evaluation
+    if isinstance(err, WardenHTTPError):
+        if err.status == 401:
+            return Evaluation.local_deny(
+                UNAUTHORIZED, f"Warden refused the harness's token ({err.code}): {err.message}; the call is denied"
+            )
+        if err.status == 403:
+            return Evaluation.local_deny(
+                FORBIDDEN, f"the harness's token may not ask Warden this ({err.code}): {err.message}; the call is denied"
+            )
+        if err.code == "approval_pending":
+            details = err.details if isinstance(err.details, dict) else {}
+            return Evaluation.local_deny(APPROVAL_PENDING, err.message, **details)
+        return Evaluation.local_deny(
+            REFUSED, f"Warden refused the request ({err.status} {err.code}): {err.message}; the call is denied"
+        )
+    return Evaluation.local_deny(NO_ANSWER, f"{err}; the call is denied")
 
 
 def _seg(value: str) -> str:
@@ -123,7 +206,9 @@ class WardenClient:
         token: Optional[str] = None,
         *,
         token_env: str = DEFAULT_TOKEN_ENV,
-        timeout: float = 5.0,
+        timeout: float = DEFAULT_TIMEOUT,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
     ):
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -133,11 +218,51 @@ class WardenClient:
         self._host = parts.hostname
         self._port = parts.port or (443 if self._https else 80)
         self._prefix = parts.path.rstrip("/")
+        self.token_env = token_env
         self.token = token if token is not None else os.environ.get(token_env)
         self.timeout = timeout
+        self.connect_timeout = connect_timeout
+        self.max_request_bytes = max_request_bytes
         self._local = threading.local()
+        self._role: Optional[str] = None
 
-    # -- the API -----------------------------------------------------------
+    @classmethod
+    def for_harness(cls, who: str, url: str, token: Optional[str], token_env: str, **options: Any) -> "WardenClient":
+        """A client for an adapter (``who``), which refuses to start without a token."""
+        client = cls(url, token, token_env=token_env, **options)
+        if not client.token:
+            raise ValueError(
+                f"{who}: no token: set the environment variable {token_env} (or `token`) "
+                "to a token from the daemon's server.tokens"
+            )
+        return client
+
+    def is_internal(self) -> bool:
+        """Whether this client's token has the internal role (it may set the
+        run's interaction mode): asked once, ``False`` while it cannot be asked."""
+        if self._role is None:
+            try:
+                self._role = str(self.interaction()["caller"]["role"])
+            except (WardenError, KeyError, TypeError):
+                return False
+        return self._role == "internal"
+
+    # -- decisions ---------------------------------------------------------
+
+    def decide(self, call: Mapping[str, Any]) -> Evaluation:
+        """Judges a request body (``POST /v1/evaluate``), failing closed: every
+        failure after sending is a deny naming its cause. Raises only
+        :class:`WardenUnavailable` (nothing was sent)."""
+        try:
+            return self.evaluate_call(call)
+        except WardenUnavailable:
+            raise
+        except WardenError as err:
+            return refusal_deny(err)
+
+    async def adecide(self, call: Mapping[str, Any]) -> Evaluation:
+        """:meth:`decide`, without blocking the event loop."""
+        return await asyncio.to_thread(self.decide, call)
 
     def evaluate(
         self,
@@ -147,14 +272,17 @@ class WardenClient:
         tool_call_id: Optional[str] = None,
         context: Optional[Mapping[str, Any]] = None,
     ) -> Evaluation:
-        """Judges one tool call."""
-        return self.evaluate_call(
-            tool_call(tool_name, tool_input, tool_call_id=tool_call_id, context=context)
-        )
+        """Judges one tool call; raises on every failure (see the module)."""
+        return self.evaluate_call(tool_call(tool_name, tool_input, tool_call_id=tool_call_id, context=context))
 
     def evaluate_call(self, call: Mapping[str, Any]) -> Evaluation:
-        """Judges a request body as ``POST /v1/evaluate`` takes it."""
-        data, headers = self._request("POST", "/v1/evaluate", call)
+        """Judges a request body as ``POST /v1/evaluate`` takes it. A call that
+        cannot be sent as JSON, or is too large, is a local deny."""
+        try:
+            payload = self._encode(call)
+        except _LocalDeny as deny:
+            return deny.evaluation
+        data, headers = self._exchange("POST", "/v1/evaluate", payload)
         return Evaluation.from_json(data, headers.get("x-warden-decision-id"))
 
     async def aevaluate(self, *args: Any, **kwargs: Any) -> Evaluation:
@@ -163,6 +291,20 @@ class WardenClient:
 
     async def aevaluate_call(self, call: Mapping[str, Any]) -> Evaluation:
         return await asyncio.to_thread(self.evaluate_call, call)
+
+    def interaction(
+        self, context: Optional[Mapping[str, Any]] = None, tools: Optional[Sequence[str]] = None
+    ) -> Dict[str, Any]:
+        """The run's resolved interaction policy (``GET``/``POST /v1/interaction``):
+        its mode, whether a human can be asked, what a tool under ``hitl_approval``
+        does, the tools to offer and to withhold, network eligibility, the
+        guidance for the agent's prompt, and this client's token (``caller``)."""
+        if context is None and tools is None:
+            return self._request("GET", "/v1/interaction", None)[0]
+        query: Dict[str, Any] = {"context": {k: v for k, v in (context or {}).items() if v is not None}}
+        if tools is not None:
+            query["tools"] = list(tools)
+        return self._request("POST", "/v1/interaction", query)[0]
 
     # -- human approval --------------------------------------------------
 
@@ -176,10 +318,36 @@ class WardenClient:
         query = "?all=true" if include_resolved else ""
         return self._request("GET", f"/v1/threads/{_seg(thread_id)}/approvals{query}", None)[0]["approvals"]
 
-    def resume(self, thread_id: str, approval_id: str, answer: Mapping[str, Any]) -> Dict[str, Any]:
+    def resume(
+        self,
+        thread_id: str,
+        approval_id: str,
+        answer: Mapping[str, Any],
+        *,
+        reviewer: Optional[str] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> Dict[str, Any]:
         """A human's answer: ``{"decisions": [{"request_id", "decision", ...}]}`` or
-        ``{"reject_all": {"message": ...}}``."""
-        return self._request("POST", f"/v1/threads/{_seg(thread_id)}/approvals/{_seg(approval_id)}/resume", answer)[0]
+        ``{"reject_all": {"message": ...}}``. A token with ``relay: true`` names the
+        human in ``reviewer``. The same ``idempotency_key`` and answer again replays
+        the first outcome with ``"replayed": true``: its calls must not run again."""
+        body = dict(answer)
+        if reviewer is not None:
+            body["reviewer"] = reviewer
+        headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
+        path = f"/v1/threads/{_seg(thread_id)}/approvals/{_seg(approval_id)}/resume"
+        return self._request("POST", path, body, headers)[0]
+
+    def grants(self, *, include_inactive: bool = False) -> List[Dict[str, Any]]:
+        """Standing grants, newest first: live ones (with ``include_inactive``,
+        expired and revoked ones too). An agent's token sees its own."""
+        query = "?all=true" if include_inactive else ""
+        return self._request("GET", f"/v1/grants{query}", None)[0]["grants"]
+
+    def revoke_grant(self, grant_id: str, *, reviewer: Optional[str] = None) -> Dict[str, Any]:
+        """Ends a standing grant now (an approver, or a relay naming the human)."""
+        body = {"reviewer": reviewer} if reviewer is not None else {}
+        return self._request("POST", f"/v1/grants/{_seg(grant_id)}/revoke", body)[0]
 
     def reload(self) -> Dict[str, Any]:
         """Reloads the daemon's config file (admin token)."""
@@ -201,25 +369,73 @@ class WardenClient:
 
     # -- transport ---------------------------------------------------------
 
-    def _connection(self) -> http.client.HTTPConnection:
+    def _encode(self, body: Mapping[str, Any]) -> bytes:
+        try:
+            payload = encode(body)
+        except UnencodableInput as err:
+            raise _LocalDeny(
+                UNENCODABLE_INPUT,
+                f"{err.path}: {err.why}; JSON cannot carry it, so the call is denied",
+            ) from err
+        if len(payload) > self.max_request_bytes:
+            raise _LocalDeny(
+                INPUT_TOO_LARGE,
+                f"the call is {len(payload)} bytes; Warden accepts at most {self.max_request_bytes}",
+            )
+        return payload
+
+    def _request(
+        self,
+        method: str,
+        path: str,
+        body: Optional[Mapping[str, Any]],
+        headers: Optional[Mapping[str, str]] = None,
+    ):
+        if body is None:
+            payload = None
+        else:
+            try:
+                payload = self._encode(body)
+            except _LocalDeny as deny:
+                raise WardenUnsendable(deny.evaluation) from None
+        return self._exchange(method, path, payload, headers)
+
+    def _connect(self) -> http.client.HTTPConnection:
+        """This thread's connection; a new one is connected here, so that a
+        failure to connect (nothing sent) is told apart from a failure after."""
         conn = getattr(self._local, "conn", None)
-        if conn is None:
-            cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
-            conn = cls(self._host, self._port, timeout=self.timeout)
-            self._local.conn = conn
+        if conn is not None and conn.sock is not None:
+            return conn
+        cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
+        conn = cls(self._host, self._port, timeout=self.connect_timeout)
+        try:
+            conn.connect()
+        except (OSError, http.client.HTTPException) as err:
+            conn.close()
+            raise WardenUnavailable(f"cannot reach warden at {self.url}: {err}") from err
+        conn.sock.settimeout(self.timeout)
+        self._local.conn = conn
         return conn
 
-    def _request(self, method: str, path: str, body: Optional[Mapping[str, Any]]):
-        payload = b"" if body is None else json.dumps(body).encode()
+    def _exchange(
+        self,
+        method: str,
+        path: str,
+        payload: Optional[bytes],
+        extra_headers: Optional[Mapping[str, str]] = None,
+    ):
         headers = {"Accept": "application/json"}
-        if body is not None:
+        if payload is not None:
             headers["Content-Type"] = "application/json"
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
-        # A kept-alive connection the server closed meanwhile fails on first
-        # use: retry once on a new one (judging a call has no side effect).
+        if extra_headers:
+            headers.update(extra_headers)
+        # A kept-alive connection the server closed meanwhile fails on first use,
+        # before the server read anything: retry once on a new connection.
         for attempt in (1, 2):
-            conn = self._connection()
+            reused = getattr(self._local, "conn", None) is not None
+            conn = self._connect()
             try:
                 conn.request(method, self._prefix + path, body=payload, headers=headers)
                 response = conn.getresponse()
@@ -227,19 +443,32 @@ class WardenClient:
                 break
             except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as err:
                 self.close()
-                if attempt == 2:
-                    raise WardenUnavailable(f"warden at {self.url} closed the connection: {err}") from err
+                if attempt == 2 or not reused:
+                    raise WardenNoAnswer(f"warden at {self.url} closed the connection: {err}") from err
             except (OSError, http.client.HTTPException, socket.timeout) as err:
                 self.close()
-                raise WardenUnavailable(f"cannot reach warden at {self.url}: {err}") from err
+                raise WardenNoAnswer(f"warden at {self.url} did not answer: {err}") from err
+        if response.will_close:
+            self.close()
         answer_headers = {k.lower(): v for k, v in response.getheaders()}
         try:
             data = json.loads(raw) if raw else {}
         except ValueError as err:
-            raise WardenError(f"warden answered {response.status} with a body that is not JSON") from err
+            raise WardenNoAnswer(f"warden answered {response.status} with a body that is not JSON") from err
         if response.status != 200:
             error = data.get("error", {}) if isinstance(data, dict) else {}
             raise WardenHTTPError(
-                response.status, error.get("code", "unknown"), error.get("message", raw.decode(errors="replace"))
+                response.status,
+                error.get("code", "unknown"),
+                error.get("message", raw.decode(errors="replace")),
+                error.get("details"),
             )
         return data, answer_headers
+
+
+class _LocalDeny(Exception):
+    """A call the client denies without sending it."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.evaluation = Evaluation.local_deny(code, message)

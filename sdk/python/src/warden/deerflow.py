@@ -4,29 +4,72 @@ In DeerFlow's ``config.yaml``::
 
     guardrails:
       enabled: true
-      fail_closed: true
+      fail_closed: true          # decides only when Warden cannot be reached at all
       provider:
         use: warden.deerflow:WardenProvider
         config:
           url: http://127.0.0.1:8787
-          token_env: WARDEN_TOKEN
+          token_env: WARDEN_TOKEN   # a token with relay: true, so that asks reach a human
+          # interaction_mode: scheduled   # a deployment that runs unattended
+          # timeout: 2.0                  # seconds, once connected
+          # connect_timeout: 0.5
 
-``evaluate`` and ``aevaluate`` take a DeerFlow ``GuardrailRequest`` and return a
-``GuardrailDecision``. When the daemon cannot be reached (or refuses the
-request) they raise, so that DeerFlow's own ``fail_closed`` decides. Warden's
-``ask`` has no DeerFlow equivalent: it is not an allow, and the decision's
-metadata says ``"verdict": "ask"``.
+What it decides, whatever DeerFlow's ``fail_closed`` says:
+
+- Warden's allow is DeerFlow's allow; everything else is a deny, including every
+  failure once the request was sent (a reset, a timeout, a closed connection, a
+  refused token or role, a thread waiting for a human) and a call the client
+  cannot send (``NaN``, a lone surrogate, too large): each with a reason code that
+  names the cause. Only when Warden cannot be reached at all (nothing was sent)
+  does it raise, so that DeerFlow's ``fail_closed`` decides that case alone.
+- An ask pauses the graph for a human (LangGraph's ``interrupt()``, in the shape
+  of LangChain's ``HumanInTheLoopMiddleware``: one action request per call) when
+  the run can pause (a checkpointer, a thread id, an attended run); on resume the
+  human's decision is relayed to Warden, naming the human, and the call runs (an
+  edit replaces the call's arguments in place), or is denied. In DeerFlow 0.1.7
+  the request carries no thread or run id: they come from LangGraph's run config.
+- Where nobody can be asked (a scheduled or other unattended run, a subagent, no
+  checkpointer) an ask is a deny that tells the agent not to work around it.
+
+The run's interaction mode and origin come from the runtime context
+(``interaction_mode``/``run_interaction_mode``, ``non_interactive``,
+``disable_clarification``, ``channel_name``, ``run_origin``) or from the fixed
+``interaction_mode``/``run_origin`` settings; they are sent to Warden when the
+token is internal (an agent's token may not set them), and an unattended run is
+always told to Warden as one that cannot pause.
+
+DeerFlow's request carries the user's role and ids; Warden believes them only
+from a token allowed to assert them (``asserts: [user_role, user_id,
+oauth_provider, oauth_id]`` on the token, see docs/daemon.md, "Trust"): with a
+plain agent token they are dropped (``warden.context_keys_dropped``), and the
+call is judged at the daemon's time, not the request's ``timestamp``.
+
 
 When DeerFlow is installed its own classes are used; otherwise classes of the
-same shape, so the provider can be used and tested without it.
+same shape (DeerFlow 0.1.7's), so the provider can be used and tested without it.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
-from .client import DEFAULT_TOKEN_ENV, DEFAULT_URL, Evaluation, WardenClient, tool_call
+from . import graph
+from .approval import NO_HUMAN_CODES, NO_WORKAROUND, Relay, Result, run_id_for
+from .client import (
+    APPROVAL_PENDING,
+    DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_TIMEOUT,
+    DEFAULT_TOKEN_ENV,
+    DEFAULT_URL,
+    Evaluation,
+    WardenClient,
+    tool_call,
+)
+
+logger = logging.getLogger(__name__)
 
 try:  # pragma: no cover - depends on whether DeerFlow is installed
     from deerflow.guardrails.provider import (  # type: ignore[import-not-found]
@@ -50,54 +93,49 @@ except ImportError:
 
     @dataclass
     class GuardrailRequest:  # type: ignore[no-redef]
+        """DeerFlow 0.1.7's request; newer releases add fields (read with getattr)."""
+
         tool_name: str
         tool_input: Dict[str, Any]
         agent_id: Optional[str] = None
         thread_id: Optional[str] = None
         is_subagent: bool = False
         timestamp: str = ""
-        user_id: Optional[str] = None
-        user_role: Optional[str] = None
-        oauth_provider: Optional[str] = None
-        oauth_id: Optional[str] = None
-        run_id: Optional[str] = None
-        tool_call_id: Optional[str] = None
-        channel_user_id: Optional[str] = None
-        is_internal: bool = False
-        authz_attributes: Dict[str, Any] = field(default_factory=dict)
 
 
-#: The request's attribution that Warden's context takes, by the same names.
-_CONTEXT_FIELDS = (
-    "agent_id",
-    "thread_id",
-    "run_id",
-    "user_id",
-    "user_role",
-    "oauth_provider",
-    "oauth_id",
-)
+#: The request's attribution that Warden's context takes, by the same names
+#: (newer DeerFlow releases carry them; 0.1.7 carries agent_id and thread_id).
+_CONTEXT_FIELDS = ("agent_id", "thread_id", "run_id", "user_id", "user_role", "oauth_provider", "oauth_id")
+
+#: The reason code of a call the adapter denies because the graph holds no human.
+ASK_UNAVAILABLE = "warden.ask_unavailable"
 
 
-def to_tool_call(request: Any) -> Dict[str, Any]:
+def to_tool_call(request: Any, context: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
     """A Warden request body from a DeerFlow ``GuardrailRequest`` (or any object
-    with the same attributes)."""
-    context: Dict[str, Any] = {name: getattr(request, name, None) for name in _CONTEXT_FIELDS}
-    context["is_subagent"] = bool(getattr(request, "is_subagent", False))
+    with the same attributes); ``context`` adds to (never replaces) what the
+    request carries."""
+    ctx: Dict[str, Any] = dict(context or {})
+    for name in _CONTEXT_FIELDS:
+        value = getattr(request, name, None)
+        if value not in (None, ""):
+            ctx[name] = value
+    ctx["is_subagent"] = bool(getattr(request, "is_subagent", False)) or bool(ctx.get("is_subagent"))
     timestamp = getattr(request, "timestamp", None)
     if timestamp:
-        context["timestamp"] = timestamp
+        ctx["timestamp"] = timestamp
     tool_input = getattr(request, "tool_input", None)
     return tool_call(
-        str(getattr(request, "tool_name")),
+        str(getattr(request, "tool_name", "")),
         tool_input if tool_input is not None else {},
-        tool_call_id=getattr(request, "tool_call_id", None),
-        context=context,
+        tool_call_id=getattr(request, "tool_call_id", None) or None,
+        context=ctx,
     )
 
 
 def to_decision(evaluation: Evaluation) -> "GuardrailDecision":
-    """DeerFlow's decision from Warden's: ``allow`` only for an allow."""
+    """DeerFlow's decision from Warden's: ``allow`` only for an allow. Where no
+    human can be asked, the message tells the agent not to work around it."""
     metadata = dict(evaluation.metadata)
     metadata["warden"] = {
         "verdict": evaluation.verdict,
@@ -106,11 +144,33 @@ def to_decision(evaluation: Evaluation) -> "GuardrailDecision":
         "interaction_mode": evaluation.interaction_mode,
         "decision_id": evaluation.decision_id,
     }
+    reasons = [GuardrailReason(code=r.code, message=r.message) for r in evaluation.reasons]
+    if evaluation.verdict != "allow" and reasons and reasons[0].code in NO_HUMAN_CODES:
+        # DeerFlow appends ". Choose an alternative approach." to the message.
+        text = f"{reasons[0].message}. {NO_WORKAROUND}".rstrip(".")
+        reasons[0] = GuardrailReason(code=reasons[0].code, message=text)
     return GuardrailDecision(
-        allow=evaluation.verdict == "allow",
-        reasons=[GuardrailReason(code=r.code, message=r.message) for r in evaluation.reasons],
-        policy_id=evaluation.policy_id,
-        metadata=metadata,
+        allow=evaluation.verdict == "allow", reasons=reasons, policy_id=evaluation.policy_id, metadata=metadata
+    )
+
+
+def _decision_of(result: Result, evaluation: Evaluation) -> "GuardrailDecision":
+    """DeerFlow's decision for the one call of a relayed pause."""
+    call = result.calls[0] if result.calls else None
+    if call is not None and call.runs:
+        return GuardrailDecision(
+            allow=True,
+            reasons=[GuardrailReason(code=r["code"], message=r.get("message", "")) for r in call.reasons],
+            metadata={"warden": {"verdict": "allow", "decision": call.decision, "approval_id": result.approval_id}},
+        )
+    reasons = call.reasons if call is not None else []
+    first = reasons[0] if reasons else {"code": "oap.denied", "message": "blocked by guardrail policy"}
+    message = call.note if call is not None and call.decision == "reject" else first.get("message", "")
+    return GuardrailDecision(
+        allow=False,
+        reasons=[GuardrailReason(code=first["code"], message=message)]
+        + [GuardrailReason(code=r["code"], message=r.get("message", "")) for r in reasons[1:]],
+        metadata={"warden": {"verdict": "deny", "decision": call.decision if call else None}},
     )
 
 
@@ -124,18 +184,111 @@ class WardenProvider:
         url: str = DEFAULT_URL,
         token: Optional[str] = None,
         token_env: str = DEFAULT_TOKEN_ENV,
-        timeout: float = 5.0,
+        timeout: float = DEFAULT_TIMEOUT,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        interaction_mode: Optional[str] = None,
+        run_origin: Optional[str] = None,
+        pause_on_ask: bool = True,
+        reviewer: Optional[str] = None,
         framework: Optional[str] = None,
         client: Optional[WardenClient] = None,
+        **unknown: Any,
     ):
+        if unknown:
+            # A newer DeerFlow may pass settings this release does not know:
+            # starting matters more than them.
+            logger.warning("warden: ignoring unknown provider settings %s", sorted(unknown))
         self.framework = framework
-        self.client = client or WardenClient(url, token, token_env=token_env, timeout=timeout)
+        self.client = client or WardenClient.for_harness(
+            "WardenProvider", url, token, token_env, timeout=timeout, connect_timeout=connect_timeout
+        )
+        self.interaction_mode = graph.check_mode("WardenProvider", interaction_mode)
+        self.run_origin = run_origin
+        self.pause_on_ask = pause_on_ask
+        self.reviewer = reviewer
+
+    # -- DeerFlow's protocol ------------------------------------------------
 
     def evaluate(self, request: Any) -> "GuardrailDecision":
-        return to_decision(self.client.evaluate_call(to_tool_call(request)))
+        run = graph.current_run()
+        context, can_pause = graph.run_context(
+            run, self.client.is_internal, self.interaction_mode, self.run_origin, self.pause_on_ask
+        )
+        if run is not None and run.thread_id:
+            context["thread_id"] = run.thread_id
+            run_id = run.context.get("run_id")
+            if isinstance(run_id, str) and run_id:
+                context["run_id"] = run_id
+        evaluation = self.client.decide(to_tool_call(request, context))
+        if evaluation.verdict == "ask":
+            if not can_pause:
+                # The daemon was told; this covers a mode the token could not send.
+                return to_decision(_no_human(evaluation))
+            return self._pause(request, run, context, evaluation)
+        if can_pause and _own_pending(evaluation, self._run_id(request, run)):
+            # Resuming: the graph re-runs this call; the pause is ours.
+            return self._pause(request, run, context, evaluation)
+        return to_decision(evaluation)
 
     async def aevaluate(self, request: Any) -> "GuardrailDecision":
-        return to_decision(await self.client.aevaluate_call(to_tool_call(request)))
+        # The thread keeps LangGraph's context (interrupt works from it).
+        return await asyncio.to_thread(self.evaluate, request)
+
+    @staticmethod
+    def _run_id(request: Any, run: Optional[graph.Run]) -> str:
+        """The same for this call each time its graph task runs (it runs again on resume)."""
+        ns = run.checkpoint_ns if run else ""
+        return run_id_for("deerflow", ns, getattr(request, "tool_name", ""), getattr(request, "tool_input", None))
+
+    # -- a human's answer ----------------------------------------------------
+
+    def _pause(self, request: Any, run: graph.Run, context: Dict[str, Any], evaluation: Evaluation):
+        from langgraph.types import interrupt
+
+        run_id = self._run_id(request, run)
+        call_id = getattr(request, "tool_call_id", None) or f"call_{run_id[4:28]}"
+        tool_input = getattr(request, "tool_input", None)
+        message = {"tool_calls": [{"id": call_id, "name": str(request.tool_name), "args": tool_input or {}}]}
+        # The submission must be the same bytes when the task runs again.
+        stable = {k: v for k, v in context.items() if k not in ("thread_id", "run_id", "timestamp")}
+        for name in _CONTEXT_FIELDS[2:]:
+            value = getattr(request, name, None)
+            if value not in (None, ""):
+                stable.setdefault(name, value)
+        reviewer = self.reviewer or _reviewer_of(run.context)
+        result = Relay(self.client, interrupt).judge(run.thread_id, run_id, message, stable, reviewer)
+        call = result.calls[0] if result.calls else None
+        if call is not None and call.runs and call.args != (tool_input or {}) and isinstance(tool_input, dict):
+            # An edit: DeerFlow hands the tool call's own argument dict to the
+            # provider and runs the call with it afterwards.
+            tool_input.clear()
+            tool_input.update(call.args)
+        return _decision_of(result, evaluation)
+
+
+def _own_pending(evaluation: Evaluation, run_id: str) -> bool:
+    return (
+        evaluation.verdict == "deny"
+        and bool(evaluation.reasons)
+        and evaluation.reasons[0].code == APPROVAL_PENDING
+        and evaluation.metadata.get("run_id") == run_id
+    )
+
+
+def _no_human(evaluation: Evaluation) -> Evaluation:
+    return Evaluation.local_deny(
+        ASK_UNAVAILABLE,
+        "the call needs a human's approval, but nobody can be asked in this run: denied",
+        asked=[r.code for r in evaluation.reasons],
+    )
+
+
+def _reviewer_of(context: Mapping[str, Any]) -> Optional[str]:
+    for key in ("reviewer", "user_id"):
+        value = context.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
 
 
 __all__ = [

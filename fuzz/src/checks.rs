@@ -1,0 +1,100 @@
+//! What must hold for any input, whatever a model wrote: no panic, and the
+//! invariants below. Each function is one fuzz target; the corpus replay test
+//! (`host/tests/fuzz_corpus.rs`) runs the same functions on every corpus entry
+//! and every regression against the real `warden-host` crate, through its own
+//! `wire` module.
+
+use std::collections::HashSet;
+
+use warden_analysis::{path, shell};
+
+use super::wire::{AiMessage, Asserts, Caller, ToolCall, admit, parse_model_response};
+
+/// The shell parser and flattener: any text is analysed without a panic, and
+/// what the analysis reports points into itself.
+pub fn shell(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let analysis = shell::analyze(text);
+    for function in &analysis.functions {
+        assert!(function.commands.start <= function.commands.end);
+        assert!(function.commands.end <= analysis.commands.len());
+    }
+    for i in 0..analysis.commands.len() {
+        let upstream = analysis.upstream(i);
+        assert!(upstream.iter().all(|&j| j < analysis.commands.len()));
+    }
+}
+
+/// The path canonicaliser: `PATH\0CWD\0HOME` (the last two optional, used
+/// when absolute). Canonicalising is idempotent, and the comparison form and
+/// the look-alike check take anything.
+pub fn path(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let mut parts = text.split('\0');
+    let raw = parts.next().unwrap_or_default();
+    let cwd = parts.next().filter(|p| p.starts_with('/'));
+    let home = parts.next().filter(|p| p.starts_with('/'));
+    let once = path::canonicalize(raw, cwd, home);
+    let twice = path::canonicalize(&once, cwd, home);
+    assert_eq!(once, twice, "canonicalize({raw:?}, {cwd:?}, {home:?})");
+    let _ = path::comparison_form(&once);
+    let _ = path::find_suspicious(raw);
+}
+
+/// The request parser: a request that parses is valid, reads back as itself,
+/// and is believed on no attribution field unless the caller may assert it.
+pub fn request(data: &[u8]) {
+    let Ok(call) = ToolCall::from_json(data) else {
+        return;
+    };
+    assert!(call.validate().is_ok(), "a parsed request validates");
+    let text = serde_json::to_string(&call).expect("a request serialises");
+    let again = ToolCall::from_json(text.as_bytes()).expect("a serialised request parses");
+    assert_eq!(text, serde_json::to_string(&again).unwrap());
+    let agent = admit(&call, Caller::Agent);
+    assert_eq!(
+        (
+            agent.user_role,
+            agent.user_id,
+            agent.oauth_provider,
+            agent.oauth_id
+        ),
+        (None, None, None, None),
+        "an agent is believed on no attribution field"
+    );
+    let internal = admit(&call, Caller::Internal);
+    assert!(internal.dropped.is_empty());
+    if let Some(claimed) = &call.context.timestamp {
+        assert_eq!(&internal.judged_at, claimed);
+    }
+    let _ = admit(&call, Caller::Asserting(Asserts::ALL));
+}
+
+/// The model-response parser and the surface check: once the unaddressable
+/// calls and the unjudged entries are removed, every surface agrees with the
+/// call list.
+pub fn model_response(data: &[u8]) {
+    let Some(message) = parse_model_response(data) else {
+        return;
+    };
+    let problems = message.addressability();
+    assert_eq!(problems.len(), message.tool_calls.len());
+    let removed: HashSet<Option<String>> = message
+        .tool_calls
+        .iter()
+        .zip(&problems)
+        .filter(|(_, p)| p.is_some())
+        .map(|(c, _)| c.id.clone())
+        .collect();
+    let mismatches = message.surface_mismatches(&removed);
+    let mut cleaned: AiMessage = message.clone();
+    cleaned.remove_mismatched(&mismatches);
+    cleaned.remove_calls(&removed);
+    let left = cleaned.surface_mismatches(&HashSet::new());
+    assert!(left.is_empty(), "still unjudged after removal: {left:?}");
+    assert!(cleaned.addressability().iter().all(Option::is_none));
+}

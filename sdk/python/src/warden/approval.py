@@ -1,0 +1,328 @@
+"""A human's answer, relayed: calls that wait for a human are paused through
+Warden's tool-calls route, shown as LangChain's human-in-the-loop interrupt
+(action requests and review configs, so that existing approval UIs drive it),
+and the human's decisions (approve / edit / reject) are relayed to Warden's
+resume route naming the human, so that Warden's compare-and-swap, journal,
+approver record and re-judging apply. What comes back says, call by call, what
+runs (with which arguments) and what does not.
+
+A resume outcome Warden has given before (``replayed: true``, the same interrupt
+resumed twice) is never executed again: every call of it is answered as not run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+
+from .client import APPROVAL_PENDING, WardenClient, WardenError, WardenHTTPError, WardenUnavailable, refusal_deny
+
+#: The decisions a human may give on a call Warden paused.
+ALLOWED_DECISIONS = ["approve", "edit", "reject"]
+#: Reason codes of calls the relay answers itself.
+ALREADY_ANSWERED = "warden.already_answered"
+INVALID_ANSWER = "warden.invalid_answer"
+#: The codes that mean no human could be asked: the agent must not work around them.
+NO_HUMAN_CODES = ("warden.ask_unavailable", "warden.approval_unavailable", "warden.clarification_unavailable")
+NO_WORKAROUND = (
+    "Do not retry it or try to reach the same result another way; stop and report that this step is blocked and why."
+)
+
+
+@dataclass
+class CallResult:
+    """What becomes of one call of the message."""
+
+    id: Optional[str]
+    name: str
+    #: ``run``, ``denied`` (``pending`` never leaves this module).
+    status: str
+    args: Dict[str, Any]
+    reasons: List[Dict[str, str]] = field(default_factory=list)
+    #: What the model is told when the call does not run.
+    note: Optional[str] = None
+    #: The human's decision, when one was given.
+    decision: Optional[str] = None
+
+    @property
+    def runs(self) -> bool:
+        return self.status == "run"
+
+
+@dataclass
+class Result:
+    """The calls of one message, after Warden (and a human, if one was asked)."""
+
+    calls: List[CallResult]
+    #: The message's surfaces as Warden rewrote them (edits applied, removed calls gone).
+    message: Dict[str, Any] = field(default_factory=dict)
+    approval_id: Optional[str] = None
+
+
+def run_id_for(*parts: Any) -> str:
+    """A run id that is the same each time the same graph step runs again (as
+    it does on resume), so that Warden recognises its pause."""
+    digest = hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+    return f"run-{digest[:32]}"
+
+
+def denial_text(name: str, reasons: Sequence[Mapping[str, str]]) -> str:
+    """What the model is told about a call Warden denied."""
+    first = reasons[0] if reasons else {"code": "oap.denied", "message": "blocked by guardrail policy"}
+    text = f"Warden denied tool '{name}' ({first.get('code')}): {first.get('message', '')}."
+    if any(r.get("code") in NO_HUMAN_CODES for r in reasons):
+        text += " " + NO_WORKAROUND
+    return text
+
+
+def hitl_request(outcome: Mapping[str, Any]) -> Dict[str, Any]:
+    """LangChain's ``HITLRequest`` for the calls that wait, plus Warden's ids
+    (under ``warden``, for a UI that talks to Warden too)."""
+    requests = outcome["requests"]
+    return {
+        "action_requests": [
+            {"name": r["tool_name"], "args": r.get("args") or {}, "description": _describe(r)} for r in requests
+        ],
+        "review_configs": [{"action_name": r["tool_name"], "allowed_decisions": list(ALLOWED_DECISIONS)} for r in requests],
+        "warden": {
+            "thread_id": outcome.get("thread_id"),
+            "approval_id": outcome.get("approval_id"),
+            "request_ids": [r["request_id"] for r in requests],
+        },
+    }
+
+
+def _describe(request: Mapping[str, Any]) -> str:
+    why = "; ".join(r.get("message", "") for r in request.get("reasons") or []) or "Warden asks for approval"
+    args = json.dumps(request.get("args") or {}, ensure_ascii=False, sort_keys=True)
+    return f"{why}\n\nTool: {request['tool_name']}\nArgs: {args}"
+
+
+class AnswerError(ValueError):
+    """A resume value that is not an answer to the pending requests."""
+
+
+def to_resume(answer: Any, requests: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:
+    """Warden's resume body for a ``HITLResponse`` (``{"decisions": [...]}``, one
+    per pending request, in order)."""
+    if not isinstance(answer, Mapping) or not isinstance(answer.get("decisions"), list):
+        raise AnswerError('the resume value must be {"decisions": [...]}, one decision per action request')
+    decisions = answer["decisions"]
+    if len(decisions) != len(requests):
+        raise AnswerError(f"{len(decisions)} decisions for {len(requests)} action requests")
+    out = []
+    for decision, request in zip(decisions, requests):
+        kind = decision.get("type") if isinstance(decision, Mapping) else None
+        entry: Dict[str, Any] = {"request_id": request["request_id"]}
+        if kind == "approve":
+            entry["decision"] = "approve"
+        elif kind == "reject":
+            entry["decision"] = "reject"
+            if decision.get("message"):
+                entry["message"] = str(decision["message"])
+        elif kind == "edit":
+            action = decision.get("edited_action")
+            if not isinstance(action, Mapping) or not isinstance(action.get("args"), Mapping):
+                raise AnswerError('an edit needs "edited_action": {"name", "args"}')
+            if action.get("name", request["tool_name"]) != request["tool_name"]:
+                raise AnswerError(
+                    f"an edit may change the arguments of '{request['tool_name']}', not the tool "
+                    f"('{action.get('name')}'): reject the call instead"
+                )
+            entry["decision"] = "edit"
+            entry["args"] = dict(action["args"])
+        else:
+            raise AnswerError(f"unknown decision {decision!r}; expected approve, edit or reject")
+        out.append(entry)
+    return {"decisions": out}
+
+
+class Relay:
+    """Pauses calls through Warden and relays a human's answer.
+
+    ``interrupt`` is LangGraph's ``interrupt`` (raises to pause; returns the
+    resume value when the graph resumes). ``reviewer`` names the human when the
+    resume value does not (``{"decisions": [...], "reviewer": "alice"}``)."""
+
+    def __init__(self, client: WardenClient, interrupt: Callable[[Any], Any]):
+        self.client = client
+        self.interrupt = interrupt
+
+    def judge(
+        self,
+        thread_id: str,
+        run_id: str,
+        message: Mapping[str, Any],
+        context: Mapping[str, Any],
+        reviewer: Optional[str] = None,
+    ) -> Result:
+        """Judges a message's calls through the approval gate; where calls wait
+        for a human, pauses (raises LangGraph's interrupt) and, once resumed,
+        relays the answer. Never raises anything but the interrupt and
+        :class:`WardenUnavailable`: every failure denies every call."""
+        calls = list(message.get("tool_calls") or [])
+        body = {"message": message, "context": {k: v for k, v in context.items() if v is not None}}
+        try:
+            outcome = self.client.submit_tool_calls(thread_id, run_id, body)
+        except WardenUnavailable:
+            raise
+        except WardenHTTPError as err:
+            details = err.details if isinstance(err.details, dict) else {}
+            if err.code == "approval_pending" and details.get("run_id") == run_id:
+                # Our own pause, submitted again with other bytes: answer it.
+                outcome = {
+                    "thread_id": thread_id,
+                    "approval_id": details.get("approval_id"),
+                    "run_state": "waiting_for_input",
+                    "requests": [dict(r, args=_args_of(calls, r)) for r in details.get("requests") or []],
+                    "calls": [],
+                    "message": dict(message),
+                }
+            else:
+                return _all_denied(calls, refusal_deny(err).reasons[0], message)
+        except WardenError as err:
+            return _all_denied(calls, refusal_deny(err).reasons[0], message)
+        if outcome.get("run_state") != "waiting_for_input":
+            return _result(outcome, message)
+        answer = self.interrupt(hitl_request(outcome))
+        return self._relay(thread_id, run_id, outcome, answer, reviewer, calls, message)
+
+    def _relay(self, thread_id, run_id, outcome, answer, reviewer, calls, message) -> Result:
+        approval_id = outcome["approval_id"]
+        try:
+            body = to_resume(answer, outcome["requests"])
+        except AnswerError as err:
+            return _all_denied(calls, _reason(INVALID_ANSWER, f"the human's answer could not be used: {err}"), message)
+        who = (answer.get("reviewer") if isinstance(answer, Mapping) else None) or reviewer
+        if not who:
+            why = "the resume must name the human who answered (`reviewer`), so that Warden can record who approved"
+            return _all_denied(calls, _reason(INVALID_ANSWER, why), message)
+        try:
+            if self._answered_before(thread_id, run_id, approval_id):
+                # This interrupt was resumed before, and the step paused again
+                # (a new approval): the first answer stands; this one runs nothing.
+                self._withdraw(thread_id, approval_id, who)
+                return _all_denied(calls, _already_answered(), message)
+            resolution = self.client.resume(
+                thread_id, approval_id, body, reviewer=str(who), idempotency_key=f"relay:{approval_id}"
+            )
+        except WardenHTTPError as err:
+            if err.code == "approval_resolved":
+                return _all_denied(calls, _already_answered(), message)
+            return _all_denied(calls, refusal_deny(err).reasons[0], message)
+        except WardenError as err:
+            return _all_denied(calls, refusal_deny(err).reasons[0], message)
+        if resolution.get("replayed"):
+            return _all_denied(calls, _already_answered(), message)
+        result = _result(resolution, message)
+        result.approval_id = approval_id
+        return result
+
+    def _answered_before(self, thread_id: str, run_id: str, current: str) -> bool:
+        """Whether this run paused before ``current``: a step pauses again only
+        when it runs again after being answered."""
+        return any(
+            view.get("run_id") == run_id and view.get("approval_id") != current
+            for view in self.client.approvals(thread_id, include_resolved=True)
+        )
+
+    def _withdraw(self, thread_id: str, approval_id: str, who: str) -> None:
+        """Rejects a pause made by a step that had been answered already."""
+        try:
+            self.client.resume(
+                thread_id,
+                approval_id,
+                {"reject_all": {"message": "this step was answered before; the repeated resume runs nothing"}},
+                reviewer=str(who),
+                idempotency_key=f"relay:{approval_id}",
+            )
+        except WardenError:
+            pass
+
+
+def _args_of(calls: Sequence[Mapping[str, Any]], request: Mapping[str, Any]) -> Dict[str, Any]:
+    for call in calls:
+        if call.get("id") == request.get("tool_call_id"):
+            return dict(call.get("args") or {})
+    return {}
+
+
+def _reason(code: str, message: str) -> Dict[str, str]:
+    return {"code": code, "message": message}
+
+
+def _already_answered() -> Dict[str, str]:
+    return _reason(
+        ALREADY_ANSWERED,
+        "this approval was answered before and its calls were handed over then; they are not run again",
+    )
+
+
+def _all_denied(calls: Sequence[Mapping[str, Any]], reason: Any, message: Mapping[str, Any]) -> Result:
+    if not isinstance(reason, Mapping):
+        reason = {"code": reason.code, "message": reason.message}
+    reasons = [dict(reason)]
+    return Result(
+        calls=[
+            CallResult(
+                id=c.get("id"),
+                name=str(c.get("name", "")),
+                status="denied",
+                args=dict(c.get("args") or {}),
+                reasons=reasons,
+                note=denial_text(str(c.get("name", "")), reasons),
+            )
+            for c in calls
+        ],
+        message=dict(message),
+    )
+
+
+def _result(outcome: Mapping[str, Any], sent: Mapping[str, Any]) -> Result:
+    """Warden's outcome (or resolution), call by call."""
+    calls = []
+    for c in outcome.get("calls") or []:
+        reasons = list(c.get("reasons") or [])
+        status = c["status"] if c["status"] in ("run", "denied") else "denied"
+        note = None
+        if status == "denied":
+            note = _human_rejection(c) or denial_text(c["name"], reasons)
+        calls.append(
+            CallResult(
+                id=c.get("id"),
+                name=c["name"],
+                status=status,
+                args=dict(c.get("args") or {}),
+                reasons=reasons,
+                note=note,
+                decision=c.get("decision"),
+            )
+        )
+    return Result(calls=calls, message=dict(outcome.get("message") or sent), approval_id=outcome.get("approval_id"))
+
+
+def _human_rejection(call: Mapping[str, Any]) -> Optional[str]:
+    """A human's rejection, in the human's words."""
+    if call.get("decision") != "reject":
+        return None
+    for reason in call.get("reasons") or []:
+        if reason.get("code") == "warden.approval_rejected":
+            return f"The user rejected the tool call '{call['name']}': {reason.get('message', '')}"
+    return f"The user rejected the tool call '{call['name']}'."
+
+
+__all__ = [
+    "ALLOWED_DECISIONS",
+    "ALREADY_ANSWERED",
+    "APPROVAL_PENDING",
+    "AnswerError",
+    "CallResult",
+    "Relay",
+    "Result",
+    "denial_text",
+    "hitl_request",
+    "run_id_for",
+    "to_resume",
+]
