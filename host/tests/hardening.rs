@@ -534,9 +534,12 @@ async fn healthz_and_evaluate_stay_fast_while_another_process_holds_the_store_lo
             "{outcome}"
         );
     }
+    // Evaluates share the judging threads with the pauses waiting out the
+    // store's busy timeout, so they may queue behind a few of those; what
+    // matters is that none waits for the lock itself (held 3 s and more).
     for took in evaluated {
         assert!(
-            took < Duration::from_millis(1000),
+            took < Duration::from_millis(2000),
             "an evaluate took {took:?}"
         );
     }

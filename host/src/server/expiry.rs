@@ -42,7 +42,7 @@ pub(super) fn spawn(daemon: Arc<Daemon>) -> JoinHandle<()> {
 }
 
 async fn expire(daemon: &Arc<Daemon>) {
-    match daemon.offload(|daemon| daemon.gate.expire_overdue()).await {
+    match housekeeping(daemon, |daemon| daemon.gate.expire_overdue()).await {
         Ok(Ok(0)) => {}
         Ok(Ok(expired)) => {
             tracing::info!(expired, "approvals expired unanswered");
@@ -50,16 +50,27 @@ async fn expire(daemon: &Arc<Daemon>) {
             daemon.events.resync();
         }
         Ok(Err(err)) => tracing::warn!(%err, "expiring approvals"),
-        // The judging pool is full: try again on the next tick.
-        Err(err) => tracing::debug!(%err, "expiring approvals"),
+        Err(err) => tracing::warn!(%err, "expiring approvals"),
     }
 }
 
 async fn purge(daemon: &Arc<Daemon>) {
-    match daemon.offload(|daemon| daemon.gate.purge_resolved()).await {
+    match housekeeping(daemon, |daemon| daemon.gate.purge_resolved()).await {
         Ok(Ok(0)) => {}
         Ok(Ok(purged)) => tracing::info!(purged, "resolved approvals' arguments purged"),
         Ok(Err(err)) => tracing::warn!(%err, "purging resolved approvals"),
-        Err(err) => tracing::debug!(%err, "purging resolved approvals"),
+        Err(err) => tracing::warn!(%err, "purging resolved approvals"),
     }
+}
+
+/// Runs the sweeper's store work on tokio's blocking threads, not on the
+/// judging pool: housekeeping must never take the place of a call the pool
+/// would admit (a call refused as overloaded because a purge was running), and
+/// one job at a time (the sweeper awaits each) cannot crowd anything out.
+async fn housekeeping<T: Send + 'static>(
+    daemon: &Arc<Daemon>,
+    job: impl FnOnce(&Daemon) -> T + Send + 'static,
+) -> Result<T, tokio::task::JoinError> {
+    let daemon = daemon.clone();
+    tokio::task::spawn_blocking(move || job(&daemon)).await
 }
