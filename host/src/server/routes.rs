@@ -572,14 +572,36 @@ pub const IDEMPOTENCY_KEY_HEADER: &str = "idempotency-key";
 
 /// Who answers, for the caller: 403 `approver_required` for a token that may
 /// not answer at all, before its body is read.
-fn answering(daemon: &Daemon, who: &Principal) -> Result<Authority, ApiError> {
+fn answering(daemon: &Daemon, who: &Principal) -> Result<Answerer, ApiError> {
     match daemon.authority(who) {
         Authority::Denied => Err(ApprovalError::ApproverRequired {
             token: who.name.to_string(),
             role: who.role.to_string(),
         }
         .into()),
-        authority => Ok(authority),
+        authority => Ok(Answerer {
+            token: who.clone(),
+            authority,
+        }),
+    }
+}
+
+/// A token that may answer approvals, with the authority it answers under.
+struct Answerer {
+    token: Principal,
+    authority: Authority,
+}
+
+impl Answerer {
+    /// The reviewer an answer is recorded under; `claimed` is the body's
+    /// `reviewer` (required from a relay, its own name from an approver).
+    fn reviewer(&self, claimed: Option<&str>) -> Result<Reviewer, ApprovalError> {
+        Reviewer::authorize(
+            &self.token.name,
+            self.token.role.as_str(),
+            self.authority,
+            claimed,
+        )
     }
 }
 
@@ -597,7 +619,7 @@ async fn resume(
     body: Body,
 ) -> Result<Response, ApiError> {
     let who = daemon.authorize(&headers, Access::Token)?;
-    let authority = answering(&daemon, &who)?;
+    let answerer = answering(&daemon, &who)?;
     let key = match headers.get(IDEMPOTENCY_KEY_HEADER) {
         None => None,
         Some(value) => Some(value.to_str().map(str::to_string).map_err(|_| {
@@ -608,18 +630,12 @@ async fn resume(
         })?),
     };
     let bytes = read_json(&headers, body, &daemon.limits()).await?;
-    let token = who.clone();
     let (resolution, answer) = daemon
         .offload(move |daemon| -> Result<_, ApiError> {
             let mut request = ResumeRequest::from_json(&bytes)?;
             request.idempotency_key = key;
             request.check()?;
-            let reviewer = Reviewer::authorize(
-                &token.name,
-                token.role.as_str(),
-                authority,
-                request.reviewer.as_deref(),
-            )?;
+            let reviewer = answerer.reviewer(request.reviewer.as_deref())?;
             let mut answer = Vec::new();
             let resolution = daemon.gate.resume_and_hand_off(
                 &reviewer,
@@ -685,9 +701,8 @@ async fn clear(
     body: Body,
 ) -> Result<Response, ApiError> {
     let who = daemon.authorize(&headers, Access::Token)?;
-    let authority = answering(&daemon, &who)?;
+    let answerer = answering(&daemon, &who)?;
     let bytes = read_json(&headers, body, &daemon.limits()).await?;
-    let token = who.clone();
     let resolution = daemon
         .offload(move |worker| -> Result<_, ApiError> {
             let request: ClearRequest = answer_body(&bytes)?;
@@ -702,12 +717,7 @@ async fn clear(
                 }
                 .into());
             }
-            let reviewer = Reviewer::authorize(
-                &token.name,
-                token.role.as_str(),
-                authority,
-                request.reviewer.as_deref(),
-            )?;
+            let reviewer = answerer.reviewer(request.reviewer.as_deref())?;
             let cleared = worker.gate.clear(
                 &reviewer,
                 &thread_id,
@@ -770,18 +780,12 @@ async fn revoke_grant(
     body: Body,
 ) -> Result<Response, ApiError> {
     let who = daemon.authorize(&headers, Access::Token)?;
-    let authority = answering(&daemon, &who)?;
+    let answerer = answering(&daemon, &who)?;
     let bytes = read_json(&headers, body, &daemon.limits()).await?;
-    let token = who.clone();
     let grant = daemon
         .offload(move |daemon| -> Result<_, ApiError> {
             let request: RevokeRequest = answer_body(&bytes)?;
-            let reviewer = Reviewer::authorize(
-                &token.name,
-                token.role.as_str(),
-                authority,
-                request.reviewer.as_deref(),
-            )?;
+            let reviewer = answerer.reviewer(request.reviewer.as_deref())?;
             Ok(daemon.gate.revoke_grant(&reviewer, &grant_id)?)
         })
         .await
