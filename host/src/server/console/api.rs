@@ -19,7 +19,7 @@ use super::session::{self, changing, signed_in};
 use super::view::{Detail, Listed, ResolutionView};
 use crate::approval::gate::check_id;
 use crate::approval::{
-    ApprovalError, ApprovalEvent, ApprovalStatus, Authority, CallStatus, JournalFilter, ListFilter,
+    ApprovalError, ApprovalEvent, ApprovalStatus, Authority, JournalFilter, ListFilter,
     ResumeRequest, Reviewer,
 };
 use crate::decision::{Reason, Verdict};
@@ -170,11 +170,7 @@ pub async fn check_edit(
         .map_err(pool_error)?;
     let answer = TrialAnswer {
         request_id: trial.request_id,
-        verdict: match judged.status {
-            CallStatus::Denied => Verdict::Deny,
-            CallStatus::Pending => Verdict::Ask,
-            CallStatus::Run => Verdict::Allow,
-        },
+        verdict: crate::decision_log::status_verdict(judged.status),
         decided_by: judged.decided_by,
         reasons: judged.reasons,
     };
