@@ -1,7 +1,7 @@
 //! What must hold for any input, whatever a model wrote: no panic, and the
 //! invariants below. Each function is one fuzz target; the corpus replay test
-//! (`host/tests/fuzz_corpus.rs`) runs the same functions on every corpus entry
-//! and every regression against the real `warden-host` crate, through its own
+//! (`crates/approval/tests/all/fuzz_corpus.rs`) runs the same functions on every
+//! corpus entry and every regression against the real crates, through its own
 //! `wire` module.
 
 use std::collections::HashSet;

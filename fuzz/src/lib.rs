@@ -1,23 +1,13 @@
-//! What the fuzz targets check, over the host's own sources: the wire modules
-//! of `warden-host` (request, strict JSON, trust, decision, redaction, the AI
-//! message and its surfaces) are compiled here from their files, as the modules
-//! of the same names, so that fuzzing never builds wasmtime. `checks` is shared with the
-//! corpus replay test (`host/tests/fuzz_corpus.rs`), which runs it on the real
-//! crate: `wire` is what each side gives it.
+//! What the fuzz targets check, over Warden's own code: the wire types
+//! (`warden-types`: requests, strict JSON, callers) and the policy core's trust
+//! and redaction (`warden-policy`) as crates, and the AI message and its
+//! surfaces compiled here from the approval crate's files (that crate links
+//! wasmtime, which fuzzing never builds). `checks` is shared with the corpus
+//! replay test (`crates/approval/tests/all/fuzz_corpus.rs`), which runs it on
+//! the real crates: `wire` is what each side gives it.
 #![allow(dead_code, unused_imports)]
 
-#[path = "../../host/src/decision.rs"]
-pub mod decision;
-#[path = "../../host/src/redact.rs"]
-pub mod redact;
-#[path = "../../host/src/request.rs"]
-pub mod request;
-#[path = "../../host/src/strict_json.rs"]
-pub mod strict_json;
-#[path = "../../host/src/trust.rs"]
-pub mod trust;
-
-#[path = "../../host/src/approval"]
+#[path = "../../crates/approval/src"]
 pub mod approval {
     pub mod message;
     pub mod surfaces;
@@ -26,8 +16,10 @@ pub mod approval {
 /// The host's types, as `checks` names them.
 pub mod wire {
     pub use crate::approval::message::AiMessage;
-    pub use crate::request::{CallContext, Caller, ToolCall};
-    pub use crate::trust::{Asserts, admit};
+    pub use warden_policy::trust::admit;
+    pub use warden_types::request::{CallContext, ToolCall};
+pub use warden_types::Caller;
+    pub use warden_types::Asserts;
 
     /// `approval::ModelResponse` (in the host's gate module, which needs the
     /// whole host): a message and a context, nothing else.

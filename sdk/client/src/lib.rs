@@ -1,6 +1,6 @@
 //! An async client for the Warden daemon (`warden serve`), for agent harnesses
 //! written in Rust that run Warden as a separate process. (To embed the
-//! pipeline in-process instead, use the `warden-host` crate's `Warden`.)
+//! pipeline in-process instead, use the `warden` crate's `Warden`.)
 //!
 //! ```no_run
 //! use warden_client::{CallContext, Client, ToolCall, Verdict};
@@ -30,8 +30,8 @@
 
 use std::time::Duration;
 
+use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// The header that carries a decision's id in the decision log.
@@ -75,556 +75,30 @@ impl Error {
     }
 }
 
-/// An opinion on a tool call, ordered `Allow < Ask < Deny`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Verdict {
-    Allow,
-    Ask,
-    Deny,
-}
-
-/// How the run that made the call interacts with humans.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum InteractionMode {
-    Interactive,
-    Scheduled,
-    Webhook,
-    Autonomous,
-}
-
-/// Why a stage reached its verdict.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Reason {
-    pub code: String,
-    #[serde(default)]
-    pub message: String,
-}
-
-/// One tool call, as `POST /v1/evaluate` takes it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ToolCall {
-    pub tool_name: String,
-    pub tool_input: Value,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_call_id: Option<String>,
-    #[serde(default)]
-    pub context: CallContext,
-}
-
-impl ToolCall {
-    pub fn new(tool_name: impl Into<String>, tool_input: Value) -> Self {
-        ToolCall {
-            tool_name: tool_name.into(),
-            tool_input,
-            tool_call_id: None,
-            context: CallContext::default(),
-        }
-    }
-
-    pub fn tool_call_id(mut self, id: impl Into<String>) -> Self {
-        self.tool_call_id = Some(id.into());
-        self
-    }
-
-    pub fn context(mut self, context: CallContext) -> Self {
-        self.context = context;
-        self
-    }
-}
-
-/// What the harness knows about the run. The interaction-mode keys are
-/// honoured only for a token with the `internal` role.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct CallContext {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub agent_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub thread_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub user_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub user_role: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub oauth_provider: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub oauth_id: Option<String>,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub is_subagent: bool,
-    /// RFC 3339.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timestamp: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cwd: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub home: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub interaction_mode: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub non_interactive: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub disable_clarification: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub channel_name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub can_resume: Option<bool>,
-}
-
-/// One stage's contribution to a decision.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct StageReport {
-    /// `provider:<name>`, ...
-    pub stage: String,
-    pub verdict: Verdict,
-    pub codes: Vec<String>,
-    pub duration_us: u64,
-    #[serde(default)]
-    pub digest: Option<String>,
-    #[serde(default)]
-    pub fuel_used: Option<u64>,
-    #[serde(default)]
-    pub error_detail: Option<String>,
-}
-
-/// Warden's decision on one call.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Evaluation {
-    pub verdict: Verdict,
-    pub allow: bool,
-    pub reasons: Vec<Reason>,
-    pub policy_id: Option<String>,
-    pub metadata: Map<String, Value>,
-    pub decided_by: Option<String>,
-    pub interaction_mode: InteractionMode,
-    pub stages: Vec<StageReport>,
-    /// The signed decision record, when the daemon signs decisions.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub decision_record: Option<Value>,
-    /// The provider set that judged the call.
-    pub generation: u64,
-    pub duration_us: u64,
-}
+// The wire types are the daemon's own (`warden-types`): the client cannot
+// drift from what the daemon sends and takes.
+pub use warden_types::admin::{
+    Health, Limits, PoolUsage, ProviderDigest, ProviderList, ProviderStatus, ReloadReport,
+    TokenInfo,
+};
+pub use warden_types::approval::{
+    AiMessage, ApprovalPage, ApprovalRequest, ApprovalStatus, ApprovalView, CallOutcome,
+    CallStatus, DecisionKind, GateOutcome, Grant, GrantList, GrantRequest, GrantScope, GrantTarget,
+    InteractionAnswer, InteractionQuery, InteractionReport, ListedTools, ModelResponse,
+    ModelToolCall, NetworkRequests, RejectAll, RequestDecision, Resolution, ResolvedBy,
+    ResumeRequest, RunState,
+};
+pub use warden_types::error::{ErrorBody, ErrorDetail};
+pub use warden_types::{
+    CallContext, ClassifierReport, DecisionRecord, Evaluation, InteractionMode, OnError, Reason,
+    Risk, StageReport, ToolCall, Verdict,
+};
 
 /// A decision and its id in the daemon's decision log.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Decision {
     pub evaluation: Evaluation,
     pub decision_id: Option<String>,
-}
-
-/// A provider of a set, by name and component digest.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ProviderDigest {
-    pub name: String,
-    pub digest: String,
-}
-
-/// The answer to a successful reload.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ReloadReport {
-    pub generation: u64,
-    pub previous_generation: u64,
-    pub providers: Vec<ProviderDigest>,
-    pub previous_providers: Vec<ProviderDigest>,
-    pub config_sha256: String,
-    pub duration_ms: f64,
-    pub warnings: Vec<String>,
-}
-
-/// A provider's sandbox limits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Limits {
-    pub timeout_ms: u64,
-    pub fuel: u64,
-    pub memory_mb: u64,
-    pub max_input_bytes: u64,
-    pub max_output_bytes: u64,
-    pub pool_size: u64,
-}
-
-/// A provider's warm instances.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PoolUsage {
-    pub capacity: u64,
-    pub live: u64,
-    pub idle: u64,
-}
-
-/// A provider of the live set.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ProviderStatus {
-    pub name: String,
-    /// The name the component gives itself.
-    pub provider: String,
-    pub version: String,
-    pub digest: String,
-    pub source: String,
-    pub limits: Limits,
-    pub on_error: String,
-    pub loaded_since: String,
-    pub pool: PoolUsage,
-}
-
-/// The live provider set.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ProviderList {
-    pub generation: u64,
-    pub loaded_at: String,
-    pub enabled: bool,
-    pub providers: Vec<ProviderStatus>,
-}
-
-/// `GET /healthz`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Health {
-    pub status: String,
-    pub generation: u64,
-    pub providers: u64,
-}
-
-/// `POST /v1/interaction`: a run's context, and the tools the harness would offer.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct InteractionQuery {
-    #[serde(default)]
-    pub context: CallContext,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tools: Option<Vec<String>>,
-}
-
-/// The token that asked, as the daemon knows it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TokenInfo {
-    /// The token's name (the principal).
-    pub token: String,
-    /// `agent`, `internal`, ...: only an internal token may set the mode.
-    pub role: String,
-}
-
-/// A run's resolved interaction policy (`GET`/`POST /v1/interaction`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct InteractionReport {
-    pub mode: InteractionMode,
-    /// An ask pauses for a human rather than being denied.
-    pub can_ask_human: bool,
-    #[serde(default)]
-    pub why_no_human: Option<String>,
-    /// What a tool under `hitl_approval` does: `pause`, `run` or `deny`.
-    pub approval_listed_tools: String,
-    /// The harness's tools the agent may be offered (when it sent them).
-    #[serde(default)]
-    pub offered_tools: Option<Vec<String>>,
-    /// Tools the agent must not be offered in this run.
-    pub withheld_tools: Vec<String>,
-    /// `ask_human` or `deny`: a sandbox network request that needs a human.
-    pub network_requests: String,
-    /// For the agent's system prompt.
-    pub guidance: String,
-    #[serde(default)]
-    pub dropped_keys: Vec<String>,
-    pub caller: TokenInfo,
-}
-
-/// One tool call the model asked for.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ModelToolCall {
-    /// The model's id for the call; `None` when the model gave none.
-    pub id: Option<String>,
-    pub name: String,
-    #[serde(default)]
-    pub args: Value,
-    /// LangChain's `"type": "tool_call"`, kept as sent.
-    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
-}
-
-/// The model's message: its calls, and the surfaces that repeat them.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct AiMessage {
-    pub tool_calls: Vec<ModelToolCall>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub raw_tool_calls: Option<Vec<Value>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub content: Option<Value>,
-}
-
-/// A model response, as `POST /v1/threads/{thread_id}/runs/{run_id}/tool-calls` takes it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ModelResponse {
-    pub message: AiMessage,
-    #[serde(default)]
-    pub context: CallContext,
-}
-
-/// What became of one call of a model response.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CallStatus {
-    /// The tool may run.
-    Run,
-    /// The tool must not run; the call's `note` is what the model is told.
-    Denied,
-    /// Waiting for a human's decision.
-    Pending,
-}
-
-/// Whether the run goes on or waits for a human.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RunState {
-    Running,
-    WaitingForInput,
-}
-
-/// A human's decision on one pending call.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DecisionKind {
-    Approve,
-    Reject,
-    Edit,
-}
-
-/// One call of the message, judged.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CallOutcome {
-    pub index: usize,
-    pub id: Option<String>,
-    pub name: String,
-    pub status: CallStatus,
-    pub removed: bool,
-    #[serde(default)]
-    pub request_id: Option<String>,
-    #[serde(default)]
-    pub decision: Option<DecisionKind>,
-    pub args: Value,
-    #[serde(default)]
-    pub note: Option<String>,
-    pub reasons: Vec<Reason>,
-    #[serde(default)]
-    pub decided_by: Option<String>,
-}
-
-/// One call waiting for a human.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ApprovalRequest {
-    pub request_id: String,
-    pub tool_call_id: Option<String>,
-    pub tool_name: String,
-    pub args: Value,
-    pub reasons: Vec<Reason>,
-}
-
-/// The approval gate's answer to a model response.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct GateOutcome {
-    pub thread_id: String,
-    pub run_id: String,
-    pub run_state: RunState,
-    pub approval_id: Option<String>,
-    pub requests: Vec<ApprovalRequest>,
-    pub calls: Vec<CallOutcome>,
-    pub message: AiMessage,
-    pub interaction_mode: InteractionMode,
-    pub generation: u64,
-    #[serde(default)]
-    pub notices: Vec<Reason>,
-}
-
-/// One approval, as listed.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ApprovalView {
-    pub approval_id: String,
-    pub thread_id: String,
-    pub run_id: String,
-    /// `pending`, `resumed`, `cleared`, ...
-    pub status: String,
-    #[serde(default)]
-    pub run_state: Option<RunState>,
-    pub created_at: String,
-    pub requests: Vec<ApprovalRequest>,
-    /// The token (principal) whose thread paused.
-    #[serde(default)]
-    pub principal: String,
-    #[serde(default)]
-    pub broken: Vec<String>,
-    #[serde(default)]
-    pub resolution: Option<Value>,
-}
-
-#[derive(Deserialize)]
-struct ApprovalPage {
-    approvals: Vec<ApprovalView>,
-}
-
-/// A human's decision on one pending request.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RequestDecision {
-    pub request_id: String,
-    pub decision: DecisionKind,
-    /// An edit's new arguments.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub args: Option<Value>,
-    /// A rejection's message, shown to the model.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-    /// With an approval: allow the same call (or the calls a rule matches) in
-    /// this thread (or for this agent) for some minutes, without asking.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub grant: Option<GrantRequest>,
-}
-
-impl RequestDecision {
-    /// Approves the request.
-    pub fn approve(request_id: impl Into<String>) -> Self {
-        RequestDecision {
-            request_id: request_id.into(),
-            decision: DecisionKind::Approve,
-            args: None,
-            message: None,
-            grant: None,
-        }
-    }
-
-    /// Approves the request and grants the same for `minutes`.
-    pub fn with_grant(mut self, grant: GrantRequest) -> Self {
-        self.grant = Some(grant);
-        self
-    }
-}
-
-/// What an approver grants with an approval (see the README, "Standing grants").
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct GrantRequest {
-    /// `thread` (the approved call's thread) or `agent` (every thread of its principal).
-    pub scope: String,
-    /// From 1 to 1440.
-    pub minutes: u64,
-    /// A permission rule the approved call matches; absent: exactly that call.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rule: Option<String>,
-}
-
-/// A standing grant, as the daemon lists it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Grant {
-    pub grant_id: String,
-    pub principal: String,
-    /// `None`: every thread of the principal.
-    pub thread_id: Option<String>,
-    /// What it allows: `{"kind": "call", "tool", "args_sha256"}` or `{"kind": "rule", "rule"}`.
-    pub target: Value,
-    pub approval_id: String,
-    pub granted_by: String,
-    pub created_at: String,
-    pub expires_at: String,
-    #[serde(default)]
-    pub revoked_at: Option<String>,
-    #[serde(default)]
-    pub revoked_by: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct GrantPage {
-    grants: Vec<Grant>,
-}
-
-/// A resume: a decision for every pending request, or one reject-all.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct ResumeRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub decisions: Option<Vec<RequestDecision>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reject_all: Option<RejectAll>,
-    /// The run that carries the answered calls on (default: the one that
-    /// paused); the idempotency key when none is set.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<String>,
-    /// The human who answered: required from a relay token, absent (or its
-    /// own name) from an approver token.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reviewer: Option<String>,
-    /// Sent as the `Idempotency-Key` header.
-    #[serde(skip)]
-    pub idempotency_key: Option<String>,
-}
-
-/// Reject every pending request at once.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct RejectAll {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-}
-
-impl ResumeRequest {
-    pub fn decisions(decisions: Vec<RequestDecision>) -> Self {
-        ResumeRequest {
-            decisions: Some(decisions),
-            ..Default::default()
-        }
-    }
-
-    pub fn reject_all(message: Option<String>) -> Self {
-        ResumeRequest {
-            reject_all: Some(RejectAll { message }),
-            ..Default::default()
-        }
-    }
-
-    /// Names the human who answered (for a relay token).
-    pub fn reviewer(mut self, name: impl Into<String>) -> Self {
-        self.reviewer = Some(name.into());
-        self
-    }
-
-    /// The run that carries the answered calls on.
-    pub fn run(mut self, run_id: impl Into<String>) -> Self {
-        self.run_id = Some(run_id.into());
-        self
-    }
-
-    /// The idempotency key (default: the run id).
-    pub fn idempotency_key(mut self, key: impl Into<String>) -> Self {
-        self.idempotency_key = Some(key.into());
-        self
-    }
-}
-
-/// How a resumed approval ended: every call of the paused message.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Resolution {
-    pub approval_id: String,
-    pub thread_id: String,
-    pub run_id: String,
-    pub resolved_by: Value,
-    /// The human who answered or cleared.
-    #[serde(default)]
-    pub reviewer: Option<String>,
-    /// The token that relayed the human's answer.
-    #[serde(default)]
-    pub relayed_by: Option<String>,
-    /// The stored answer to the same resume made before: run nothing from it
-    /// that already ran.
-    #[serde(default)]
-    pub replayed: bool,
-    pub consumption_id: String,
-    pub resolved_at: String,
-    pub run_state: RunState,
-    pub calls: Vec<CallOutcome>,
-    pub message: AiMessage,
-}
-
-#[derive(Deserialize)]
-struct ErrorBody {
-    error: ErrorDetail,
-}
-
-#[derive(Deserialize)]
-struct ErrorDetail {
-    code: String,
-    message: String,
 }
 
 /// Builds a [`Client`].
@@ -835,7 +309,7 @@ impl Client {
         } else {
             "/v1/grants"
         };
-        let page: GrantPage = read(
+        let page: GrantList = read(
             self.send::<()>(reqwest::Method::GET, path, None, Retry::Idempotent)
                 .await?,
         )
@@ -890,7 +364,7 @@ impl Client {
     pub async fn interaction(
         &self,
         query: Option<&InteractionQuery>,
-    ) -> Result<InteractionReport, Error> {
+    ) -> Result<InteractionAnswer, Error> {
         let response = match query {
             None => {
                 self.send::<()>(

@@ -2,8 +2,10 @@
 //! loopback port, with the shipped allowlist provider.
 
 use serde_json::json;
-use warden_client::{CallContext, Client, Error, InteractionMode, ToolCall, Verdict};
-use warden_host::server::{ServeOptions, Server};
+use warden_client::{
+    CallContext, Client, Error, GrantScope, InteractionMode, ListedTools, ToolCall, Verdict,
+};
+use warden_server::{ServeOptions, Server};
 
 const AGENT: &str = "client-agent-token-0123456789";
 const INTERNAL: &str = "client-internal-token-0123456789";
@@ -128,7 +130,7 @@ async fn interaction_gives_the_runs_resolved_policy() {
     assert!(!scheduled.can_ask_human);
     assert_eq!(scheduled.offered_tools, Some(vec!["bash".to_string()]));
     assert_eq!(scheduled.withheld_tools, ["ask_clarification"]);
-    assert_eq!(scheduled.approval_listed_tools, "deny");
+    assert_eq!(scheduled.approval_listed_tools, ListedTools::Deny);
 }
 
 #[tokio::test]
@@ -248,7 +250,7 @@ async fn an_approver_grants_with_an_approval_lists_the_grant_and_revokes_it() {
         .await
         .unwrap();
     let grant = GrantRequest {
-        scope: "thread".into(),
+        scope: GrantScope::Thread,
         minutes: 10,
         rule: None,
     };

@@ -6,13 +6,14 @@ use serde_json::{Map, Value};
 
 use crate::bindings::warden::guardrail::types as wit;
 
-/// Reason codes with a meaning shared by all providers.
+/// Reason codes with a meaning shared by all providers: the host's own
+/// (`warden_types::codes`), so that a provider and the host cannot disagree.
 pub mod codes {
-    /// The call may run (the reason of [`Decision::allow`](crate::Decision::allow)).
-    pub const ALLOWED: &str = "oap.allowed";
-    /// Codes under this prefix belong to the host: a decision that uses one is
-    /// refused as invalid (`warden.invalid_decision`).
-    pub const HOST_PREFIX: &str = "warden.";
+    /// `ALLOWED`: the call may run (the reason of
+    /// [`Decision::allow`](crate::Decision::allow)). `HOST_PREFIX`: codes under
+    /// it belong to the host, and a decision that uses one is refused as
+    /// invalid (`warden.invalid_decision`).
+    pub use warden_types::codes::{ALLOWED, HOST_PREFIX};
 }
 
 /// An opinion. The host orders them `Allow < Ask < Deny`, and the strictest

@@ -4,7 +4,8 @@
 The DeerFlow and LangChain tests need those packages (Python 3.12, the venv
 ``scripts/test`` makes); elsewhere they are skipped, unless
 ``WARDEN_REQUIRE_HARNESSES=1`` (as ``scripts/test`` sets it there) makes a
-missing package a failure.
+missing package a failure. The in-process tests need the native module
+``warden._native`` the same way (``WARDEN_REQUIRE_NATIVE=1``).
 """
 
 import os
@@ -47,10 +48,24 @@ def require(module: str):
     return pytest.importorskip(module)
 
 
+def require_native():
+    """``warden.inprocess`` (the native module), or a skip; a failure where it
+    must be built (``WARDEN_REQUIRE_NATIVE=1``, as ``scripts/test`` sets it)."""
+    if os.environ.get("WARDEN_REQUIRE_NATIVE") == "1":
+        import warden.inprocess
+
+        return warden.inprocess
+    try:
+        import warden.inprocess
+    except ImportError as err:
+        pytest.skip(f"the native module is not built: {err}", allow_module_level=True)
+    return warden.inprocess
+
+
 def warden_bin() -> pathlib.Path:
     path = pathlib.Path(os.environ.get("WARDEN_BIN", ROOT / "target" / "debug" / "warden"))
     if not path.is_file():
-        pytest.fail(f"the warden binary is not built at {path}: run `cargo build -p warden-host` or set WARDEN_BIN")
+        pytest.fail(f"the warden binary is not built at {path}: run `cargo build -p warden-cli` or set WARDEN_BIN")
     return path
 
 
@@ -123,7 +138,7 @@ def asking_daemon(tmp_path_factory):
     """A daemon whose only provider asks for a human on every call."""
     hostile = GUESTS / "hostile.wasm"
     if not hostile.is_file():
-        pytest.fail(f"the test component is not built at {hostile}: run `cargo build -p warden-host`")
+        pytest.fail(f"the test component is not built at {hostile}: run `cargo build -p warden-testkit`")
     provider = f"""    - name: asker
       wasm: {hostile}
       config: {{behaviour: verdict, verdict: ask, code: test.needs_human}}"""

@@ -108,3 +108,17 @@ def test_interaction_of_a_scheduled_run_withholds_clarification(daemon):
 def test_the_token_is_read_from_the_environment(daemon, monkeypatch):
     monkeypatch.setenv("WARDEN_TOKEN", AGENT)
     assert WardenClient(daemon.url).evaluate("bash", {"command": "ls"}).allow
+
+
+def test_the_client_works_without_the_native_module_and_warden_warden_says_how_to_get_it():
+    import subprocess
+    import sys
+
+    # `sys.modules[name] = None` makes importing it fail, as when it is not installed.
+    script = (
+        "import sys; sys.modules['warden._native'] = None\n"
+        "import warden; warden.WardenClient('http://127.0.0.1:1')\n"
+        "try:\n    from warden import Warden\nexcept ImportError as err:\n    print(err)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert "warden._native" in out and "pip install warden-guardrails-native" in out

@@ -9,7 +9,7 @@
 
 use std::borrow::Cow;
 
-use super::Arg;
+use super::words::Arg;
 
 /// What a program's options make it run.
 #[derive(Debug, Default)]
@@ -484,7 +484,7 @@ fn git(args: &[Arg], env: &[(String, Arg)], out: &mut Launches) {
                         )));
                         break None;
                     }
-                    match super::split_words(&value.value) {
+                    match super::words::split_words(&value.value) {
                         Some(words) if !words.is_empty() => {
                             args.to_mut().splice(i..=i, words);
                             rewritten = true;

@@ -16,11 +16,14 @@ mod braces;
 mod flags;
 mod launch;
 pub mod syntax;
+mod words;
 mod wrappers;
 
 pub use flags::FlagSet;
 use syntax::{Command as Node, CompoundKind, List, Part, Pipeline, Script, Target, Word};
 pub use syntax::{ParseError, RedirectOp};
+pub use words::Arg;
+use words::split_words;
 
 /// How many command lines inside command lines (`bash -c`, `eval`, …) are
 /// followed before the rest is reported as opaque.
@@ -104,19 +107,6 @@ pub enum Origin {
     /// configuration: git's aliases, pager, editor, ssh command and hooks,
     /// `tar --to-command`, `rsync -e`, `ssh -o ProxyCommand=…`, …
     Option,
-}
-
-/// One word of a command.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Arg {
-    /// The value after quote removal. When not literal: what is known of it,
-    /// with `${NAME}` for a parameter and `$(…)` for a substitution.
-    pub value: String,
-    /// No expansion: `value` is exactly what the program receives (up to
-    /// pathname expansion when `glob`).
-    pub literal: bool,
-    /// Unquoted `*`, `?` or `[`: pathname expansion may apply.
-    pub glob: bool,
 }
 
 /// A redirection of a simple command.
@@ -941,31 +931,6 @@ fn as_args(pairs: Vec<(String, String)>) -> impl Iterator<Item = (String, Arg)> 
             },
         )
     })
-}
-
-/// The words of a string split as the shell would (for `env -S`), if literal.
-pub(crate) fn split_words(text: &str) -> Option<Vec<Arg>> {
-    let script = syntax::parse(text).ok()?;
-    let [item] = script.list.items.as_slice() else {
-        return None;
-    };
-    let [Node::Simple(simple)] = item.first.commands.as_slice() else {
-        return None;
-    };
-    if !item.rest.is_empty() || !simple.redirects.is_empty() || !simple.assignments.is_empty() {
-        return None;
-    }
-    simple
-        .words
-        .iter()
-        .map(|w| {
-            w.literal().map(|value| Arg {
-                value,
-                literal: true,
-                glob: w.has_glob(),
-            })
-        })
-        .collect()
 }
 
 /// The last component of a program path (`/usr/bin/rm` → `rm`).

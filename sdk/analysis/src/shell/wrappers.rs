@@ -2,7 +2,7 @@
 //! `nice`, …) with the options each takes, and the programs whose arguments
 //! hold a command line of their own (shells' `-c`, `su -c`, `xargs`).
 
-use super::Arg;
+use super::words::Arg;
 
 /// A wrapper's option conventions.
 struct Wrapper {

@@ -8,6 +8,13 @@ a LangChain agent middleware.
     if not decision.allow:
         print(decision.verdict, decision.reasons)
 
+In this process, without a daemon (needs the native module, the
+``warden-guardrails-native`` wheel)::
+
+    from warden import Warden
+
+    warden = Warden.from_config("warden.yaml")     # the same methods as WardenClient
+
 DeerFlow: ``use: warden.deerflow:WardenProvider`` (see :mod:`warden.deerflow`).
 LangChain / LangGraph: ``warden.langchain.WardenMiddleware`` (see :mod:`warden.langchain`).
 """
@@ -27,6 +34,19 @@ from .client import (
 )
 
 __version__ = "0.2.0"
+
+#: Names imported on first use: they need the native module, which
+#: ``import warden`` and the HTTP client must not.
+_IN_PROCESS = ("Warden", "WardenConfigError")
+
+
+def __getattr__(name: str):
+    if name in _IN_PROCESS:
+        from . import inprocess  # raises an ImportError saying how to install it
+
+        return getattr(inprocess, name)
+    raise AttributeError(f"module 'warden' has no attribute {name!r}")
+
 
 __all__ = [
     "DEFAULT_URL",

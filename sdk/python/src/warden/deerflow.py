@@ -14,6 +14,14 @@ In DeerFlow's ``config.yaml``::
           # timeout: 2.0                  # seconds, once connected
           # connect_timeout: 0.5
 
+Or with Warden inside DeerFlow's process, no daemon at all (needs the native
+module, the ``warden-guardrails-native`` wheel): ``config`` instead of ``url``
+(exactly one of the two)::
+
+        config:
+          config: /etc/deerflow/warden.yaml   # Warden's configuration file
+          # data_dir: /var/lib/warden        # instead of the file's (the approval store)
+
 What it decides, whatever DeerFlow's ``fail_closed`` says:
 
 - Warden's allow is DeerFlow's allow; everything else is a deny, including every
@@ -181,7 +189,7 @@ class WardenProvider:
 
     def __init__(
         self,
-        url: str = DEFAULT_URL,
+        url: Optional[str] = None,
         token: Optional[str] = None,
         token_env: str = DEFAULT_TOKEN_ENV,
         timeout: float = DEFAULT_TIMEOUT,
@@ -192,6 +200,8 @@ class WardenProvider:
         reviewer: Optional[str] = None,
         framework: Optional[str] = None,
         client: Optional[WardenClient] = None,
+        config: Optional[str] = None,
+        data_dir: Optional[str] = None,
         **unknown: Any,
     ):
         if unknown:
@@ -199,10 +209,26 @@ class WardenProvider:
             # starting matters more than them.
             logger.warning("warden: ignoring unknown provider settings %s", sorted(unknown))
         self.framework = framework
-        self.client = client or WardenClient.for_harness(
-            "WardenProvider", url, token, token_env, timeout=timeout, connect_timeout=connect_timeout
-        )
+        # Settings first: a wrong one is reported before anything is loaded.
         self.interaction_mode = graph.check_mode("WardenProvider", interaction_mode)
+        if client is not None:
+            self.client = client
+        elif (url is None) == (config is None):
+            given = "both" if url is not None else "neither"
+            raise ValueError(
+                f"WardenProvider: give exactly one of `url` (the Warden daemon, e.g. {DEFAULT_URL}) "
+                f"and `config` (a warden.yaml, for Warden in this process); {given} was given"
+            )
+        elif config is not None:
+            from .inprocess import Warden
+
+            # This process is the caller: internal, so the run's mode is told
+            # to Warden; no token (there is no daemon to present it to).
+            self.client = Warden.from_config(config, data_dir=data_dir)
+        else:
+            self.client = WardenClient.for_harness(
+                "WardenProvider", url, token, token_env, timeout=timeout, connect_timeout=connect_timeout
+            )
         self.run_origin = run_origin
         self.pause_on_ask = pause_on_ask
         self.reviewer = reviewer

@@ -1,0 +1,74 @@
+//! Human approval: the approval gate over one model response, the pause of a
+//! run for a human, its resume (or an operator's clear), and the durable store
+//! that keeps pauses across restarts.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use warden_approval::{ApprovalGate, ModelResponse, ResumeRequest, Reviewer, RunRef};
+//! use warden::{Caller, Config, Warden};
+//!
+//! let config = Config::embedded();
+//! let warden = Arc::new(Warden::new(&config)?);
+//! let gate = ApprovalGate::open(warden, &config.data_dir(), config.hitl_approval.durability)?;
+//! let response = ModelResponse::from_json(br#"{"message": {"tool_calls": [
+//!     {"id": "call_1", "name": "bash", "args": {"command": "git push"}}]}}"#)?;
+//! let outcome = gate.submit(&RunRef::new("thread-1", "run-1"), &response, Caller::Agent)?;
+//! if let Some(approval_id) = &outcome.approval_id {
+//!     // ... a human looks at outcome.requests, then:
+//!     let alice = Reviewer::human("alice");
+//!     let resolution = gate.resume(&alice, "thread-1", Some(approval_id), &ResumeRequest::reject_all(None))?;
+//!     println!("{:?}", resolution.calls);
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod error;
+pub mod gate;
+pub mod grant;
+pub mod interaction;
+pub mod journal;
+pub mod message;
+pub mod outcome;
+pub mod purge;
+pub mod resume;
+pub mod reviewer;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
+pub mod store;
+pub mod surfaces;
+pub mod validate;
+
+pub use error::{ApprovalError, ErrorBody, Mismatch, PendingRequest};
+pub use gate::{ApprovalGate, ApprovalView, ModelResponse, RunRef};
+pub use grant::{Grant, GrantExt, GrantFilter, GrantRequest, GrantScope, GrantTarget};
+pub use interaction::{InteractionQuery, InteractionReport, ListedTools};
+pub use message::{AiMessage, ModelToolCall, Unaddressable};
+pub use outcome::{
+    ApprovalRequest, CallOutcome, CallStatus, DecisionKind, GateOutcome, Resolution, ResolvedBy,
+    RunState,
+};
+pub use resume::{RejectAll, RequestDecision, ResumeRequest};
+pub use reviewer::{Authority, Reviewer};
+#[cfg(feature = "sqlite")]
+pub use sqlite::SqliteApprovalStore;
+pub use store::{
+    ApprovalEvent, ApprovalRecord, ApprovalStatus, ApprovalStore, EventKind, Inserted,
+    JournalFilter, LOCAL_PRINCIPAL, ListFilter, ResumeKey, StoreError, StoredRequest,
+};
+pub use surfaces::{Surface, SurfaceMismatch};
+pub use warden::ApprovalList;
+pub use warden::config::{Durability, HitlApproval, NonInteractive, NotifyHook};
+pub use warden::{Listed, listed};
+pub use warden_policy::origin::{Reach, RunOrigin};
+
+/// Reason codes and the stage name of the approval gate (every code:
+/// `warden_types::codes`).
+pub mod codes {
+    /// The stage name in `decided_by`.
+    pub use warden::APPROVAL_STAGE as STAGE;
+    pub use warden_types::codes::{
+        APPROVAL_EDITED, APPROVAL_EXPIRED, APPROVAL_GRANT, APPROVAL_GRANTED, APPROVAL_NOT_ASKED,
+        APPROVAL_PENDING, APPROVAL_QUOTA_EXCEEDED, APPROVAL_REJECTED, APPROVAL_REQUIRED,
+        APPROVAL_UNAVAILABLE, APPROVAL_WAIVED, INVALID_CALL, SURFACE_MISMATCH, TOO_MANY_CALLS,
+    };
+}

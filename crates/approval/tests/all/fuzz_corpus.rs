@@ -1,0 +1,65 @@
+//! Every fuzz corpus entry and every regression (`fuzz/corpus/TARGET`,
+//! `fuzz/regressions/TARGET`) replayed through the fuzz targets' own checks
+//! (`fuzz/src/checks.rs`), on the real crates: so `cargo test` covers every
+//! input the fuzzers were seeded with or found a crash on.
+
+#[path = "../../../../fuzz/src/checks.rs"]
+mod checks;
+
+/// The host's types, as the checks name them.
+mod wire {
+    pub use warden_approval::AiMessage;
+    pub use warden_policy::trust::admit;
+    pub use warden_types::Asserts;
+    pub use warden_types::Caller;
+    pub use warden_types::request::ToolCall;
+
+    pub fn parse_model_response(body: &[u8]) -> Option<AiMessage> {
+        warden_approval::ModelResponse::from_json(body)
+            .ok()
+            .map(|r| r.message)
+    }
+}
+
+/// Runs `check` on every file of the target's corpus and regressions; returns
+/// how many there were.
+fn replay(target: &str, check: fn(&[u8])) -> usize {
+    let mut count = 0;
+    for kind in ["corpus", "regressions"] {
+        let dir = crate::common::repo_root()
+            .join("fuzz")
+            .join(kind)
+            .join(target);
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries {
+            let path = entry.unwrap().path();
+            let data = std::fs::read(&path).unwrap();
+            let outcome = std::panic::catch_unwind(|| check(&data));
+            assert!(outcome.is_ok(), "{} fails its check", path.display());
+            count += 1;
+        }
+    }
+    count
+}
+
+#[test]
+fn every_shell_input_holds() {
+    assert!(replay("shell", checks::shell) > 100);
+}
+
+#[test]
+fn every_path_input_holds() {
+    assert!(replay("path", checks::path) > 50);
+}
+
+#[test]
+fn every_request_input_holds() {
+    assert!(replay("request", checks::request) > 20);
+}
+
+#[test]
+fn every_model_response_input_holds() {
+    assert!(replay("model_response", checks::model_response) > 5);
+}

@@ -1,0 +1,484 @@
+//! `warden bench`: latency percentiles and throughput of Warden's hot paths on
+//! this machine, measured call by call (criterion reports means and medians;
+//! an operator wants the p99 too). Build with `--release` to measure.
+
+use serde_json::json;
+
+#[cfg(feature = "cedar")]
+pub mod cedar;
+mod fixtures;
+mod inputs;
+pub mod loadgen;
+mod measure;
+mod sdk;
+
+pub use inputs::{NESTED_COMMAND, TYPICAL_COMMAND};
+pub use measure::{MARKDOWN_HEADER, Measurement, markdown_row, measure, summary};
+
+use warden::Config;
+use warden::Warden;
+use warden_types::Caller;
+use warden_types::request::ToolCall;
+
+fn allowlist_config(instance: &str) -> Config {
+    let yaml = format!(
+        "guardrails:\n  providers:\n    - name: allowlist\n      wasm: \"builtin:allowlist\"\n      instance: {instance}\n      config: {{allowed_tools: [bash, read_file, write_file, web_search], denied_tools: [rm]}}\n"
+    );
+    Config::parse(&yaml, "<bench>", ".".into()).expect("bench config")
+}
+
+/// A named scenario: what it measures and how.
+pub struct Scenario {
+    pub name: &'static str,
+    pub about: &'static str,
+    pub run: fn(calls: usize) -> anyhow::Result<Vec<Measurement>>,
+}
+
+/// Every scenario `warden bench` knows.
+pub const SCENARIOS: &[Scenario] = &[
+    Scenario {
+        name: "allowlist",
+        about: "one evaluate through the allowlist provider: warm pool (1 and 2 threads) and a fresh instance per call",
+        run: allowlist,
+    },
+    Scenario {
+        name: "daemon",
+        about: "POST /v1/evaluate over loopback HTTP against the real daemon, 1, 4 and 32 keep-alive connections",
+        run: crate::loadgen::daemon,
+    },
+    Scenario {
+        name: "daemon-dispatch",
+        about: "the daemon's evaluate with the pipeline run on the judging pool, inline, in block_in_place and in spawn_blocking",
+        run: crate::loadgen::dispatch,
+    },
+    Scenario {
+        name: "daemon-fsync",
+        about: "the daemon's evaluate with the decision log synced every 20 ms and before every answer (fsync: always), 1 and 8 connections",
+        run: crate::loadgen::fsync,
+    },
+    Scenario {
+        name: "healthz-stuck",
+        about: "GET /healthz on an idle daemon and while 8 calls run to their provider's timeout, judging pool and inline (needs the test fixtures)",
+        run: crate::loadgen::healthz_stuck,
+    },
+    Scenario {
+        name: "reload",
+        about: "POST /v1/admin/reload with a changed config to the first call judged by the new set",
+        run: crate::loadgen::reload,
+    },
+    Scenario {
+        name: "console",
+        about: "a model response that pauses, from its POST to the paused event read from the console's event stream (200 pauses)",
+        run: crate::loadgen::console,
+    },
+    Scenario {
+        name: "rules",
+        about: "the rules provider with 100 rules, none matching (worst case), warm: its decision alone, and the whole pipeline on 1 and 2 threads",
+        run: sdk::rules,
+    },
+    Scenario {
+        name: "languages",
+        about: "one evaluate through the command-guard policy in Rust, Python and JavaScript, warm and fresh instance (needs scripts/build-language-providers)",
+        run: sdk::languages,
+    },
+    Scenario {
+        name: "artifact-cache",
+        about: "first and second load (from the on-disk artifact cache) of a Rust, the rules, the 12 MB JavaScript and the 18 MB Python provider",
+        run: sdk::artifact_cache,
+    },
+    Scenario {
+        name: "oap",
+        about: "the OAP provider (example passport): a shell command through the warm component alone, and shell, file and URL calls through the whole pipeline",
+        run: oap,
+    },
+    Scenario {
+        name: "approval",
+        about: "a model response paused for approval and resumed, through the SQLite store (calls/10 round trips)",
+        run: approval,
+    },
+    Scenario {
+        name: "approval-resume",
+        about: "a resume alone, through the SQLite store: a message of 5 calls (3 approved, 2 never asked), every one judged again by the live pipeline (calls/10 resumes)",
+        run: approval_resume,
+    },
+    Scenario {
+        name: "native",
+        about: "the whole native stage (request checks, interaction policy, permission engine, triage detector) on a typical shell command, no provider",
+        run: native,
+    },
+    Scenario {
+        name: "corpus",
+        about: "the whole native stage on each command of the shell corpus (sdk/analysis/tests/corpus, 3,701 commands from Debian manual pages) in full_auto with no rules; prints the share allowed, asked, denied and opaque",
+        run: corpus,
+    },
+    #[cfg(feature = "cedar")]
+    Scenario {
+        name: "cedar",
+        about: "Warden's whole pipeline (embedded default: native core + allowlist provider) beside native Cedar with the equivalent policy, from the same JSON bytes, alternating call by call: a typical shell call, an allowlist-only call, a denied call",
+        run: cedar::side_by_side,
+    },
+    #[cfg(feature = "cedar")]
+    Scenario {
+        name: "cedar-stages",
+        about: "where Warden's and Cedar's time goes on the typical shell call of the `cedar` scenario, stage by stage",
+        run: cedar::stages,
+    },
+    Scenario {
+        name: "shell-analysis",
+        about: "native shell analysis (parse and flatten) of a typical and of a nested command line",
+        run: shell_analysis,
+    },
+];
+
+fn oap(calls: usize) -> anyhow::Result<Vec<Measurement>> {
+    use warden_runtime::provider::{GuestCall, GuestInteractionMode};
+    use warden_types::decision::Verdict;
+    let warden = Warden::new(&oap_config())?;
+    let judge = |call: &ToolCall| {
+        let e = warden.evaluate(call, Caller::Agent).expect("decision");
+        assert!(e.allow, "the benchmark call must be allowed: {e:?}");
+    };
+    let shell = ToolCall::new("bash", json!({ "command": TYPICAL_COMMAND }));
+    let read = ToolCall::new("read_file", json!({"path": "/workspace/src/main.rs"}));
+    let fetch = ToolCall::new(
+        "web_fetch",
+        json!({"url": "https://docs.rs/wasmtime/latest/wasmtime/"}),
+    );
+    // The component alone: one call into the warm instance and its decision
+    // back, without the native stages the pipeline runs first.
+    let snapshot = warden.snapshot();
+    let provider = &snapshot.providers.providers()[0];
+    let guest_call = GuestCall {
+        tool_name: "bash".into(),
+        tool_input: json!({ "command": TYPICAL_COMMAND }).to_string(),
+        agent_id: None,
+        thread_id: None,
+        run_id: None,
+        tool_call_id: None,
+        user_id: None,
+        user_role: None,
+        oauth_provider: None,
+        oauth_id: None,
+        is_subagent: false,
+        timestamp: warden_policy::clock::now_rfc3339(),
+        interaction_mode: GuestInteractionMode::Interactive,
+    };
+    let component = || {
+        let opinion = provider.evaluate(&guest_call).expect("an opinion");
+        assert_eq!(opinion.decision.verdict, Verdict::Allow, "{opinion:?}");
+    };
+    Ok(vec![
+        measure("oap component alone, shell command", 1, calls, &component),
+        measure("oap, shell command, whole pipeline", 1, calls, &|| {
+            judge(&shell)
+        }),
+        measure("oap, shell command, whole pipeline", 2, calls, &|| {
+            judge(&shell)
+        }),
+        measure("oap, file read, whole pipeline", 1, calls, &|| judge(&read)),
+        measure("oap, URL fetch, whole pipeline", 1, calls, &|| {
+            judge(&fetch)
+        }),
+    ])
+}
+
+/// The OAP provider alone, on the example passport.
+fn oap_config() -> Config {
+    let passport: serde_json::Value =
+        serde_json::from_str(include_str!("../../../examples/passport.json"))
+            .expect("example passport");
+    let yaml = format!(
+        "guardrails:\n  providers:\n    - name: oap\n      wasm: \"builtin:oap-passport\"\n      config: {}\n",
+        json!({ "passport": passport })
+    );
+    Config::parse(&yaml, "<bench>", ".".into()).expect("bench config")
+}
+
+fn shell_analysis(calls: usize) -> anyhow::Result<Vec<Measurement>> {
+    use warden_analysis::shell::analyze;
+    let analyse = |src: &str, expected: usize| {
+        let a = analyze(std::hint::black_box(src));
+        assert_eq!(a.commands.len(), expected, "{src}: {a:?}");
+    };
+    Ok(vec![
+        measure("shell analysis, typical command", 1, calls, &|| {
+            analyse(TYPICAL_COMMAND, 3)
+        }),
+        measure("shell analysis, nested command", 1, calls, &|| {
+            analyse(NESTED_COMMAND, 5)
+        }),
+    ])
+}
+
+/// The corpus, judged call by call in turn; the shares of each verdict on stderr.
+fn corpus(calls: usize) -> anyhow::Result<Vec<Measurement>> {
+    use warden_types::decision::Verdict;
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../sdk/analysis/tests/corpus/commands.tsv"
+    );
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("{path}: {e} (run from the source tree)"))?;
+    let commands: Vec<ToolCall> = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .filter_map(|l| l.splitn(3, '\t').nth(2))
+        .map(|escaped| {
+            let command = escaped
+                .replace("\\\\", "\u{0}")
+                .replace("\\n", "\n")
+                .replace('\u{0}', "\\");
+            let mut call = ToolCall::new("bash", json!({ "command": command }));
+            call.context.home = Some("/home/agent".into());
+            call.context.cwd = Some("/home/agent/project".into());
+            call
+        })
+        .collect();
+    let config = Config::parse("triage: {detector: true}\n", "<bench>", ".".into())?;
+    let warden = Warden::new(&config)?;
+    let (mut allowed, mut asked, mut denied, mut opaque) = (0, 0, 0, 0);
+    let mut by_code = std::collections::BTreeMap::<String, usize>::new();
+    for call in &commands {
+        let e = warden.evaluate(call, Caller::Agent).expect("decision");
+        if let Some(reason) = e.reasons.first() {
+            *by_code
+                .entry(format!("{:?} {}", e.verdict, reason.code))
+                .or_default() += 1;
+        }
+        match e.verdict {
+            Verdict::Allow => allowed += 1,
+            Verdict::Ask => asked += 1,
+            Verdict::Deny => denied += 1,
+        }
+        if e.reasons.iter().any(|r| r.code == "perm.opaque_command") {
+            opaque += 1;
+        }
+    }
+    let n = commands.len();
+    let share = |k: usize| 100.0 * k as f64 / n as f64;
+    eprintln!(
+        "corpus: {n} commands: allowed {allowed} ({:.1} %), asked {asked} ({:.1} %), denied {denied} ({:.1} %), opaque {opaque} ({:.2} %)",
+        share(allowed),
+        share(asked),
+        share(denied),
+        share(opaque)
+    );
+    eprintln!("corpus: by first reason: {by_code:?}");
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    Ok(vec![measure(
+        "native stage, corpus command",
+        1,
+        calls,
+        &|| {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % n;
+            std::hint::black_box(
+                warden
+                    .evaluate(&commands[i], Caller::Agent)
+                    .expect("decision"),
+            );
+        },
+    )])
+}
+
+/// A typical operator's rules: allow the usual read-only and build commands,
+/// ask before pushing, deny destructive ones.
+const NATIVE_CONFIG: &str = r#"
+permissions:
+  mode: default
+  allow: ["Bash(git status*)", "Bash(git diff *)", "Bash(git log *)", "Bash(ls *)", "Bash(cargo test *)", "Bash(cargo build *)", "Bash(tail *)", "Bash(grep *)", Read, "Edit(src/**)"]
+  ask: ["Bash(git push *)"]
+  deny: ["Bash(rm -rf *)", "Read(~/.config/**)"]
+"#;
+
+fn native(calls: usize) -> anyhow::Result<Vec<Measurement>> {
+    let config = Config::parse(NATIVE_CONFIG, "<bench>", ".".into())?;
+    let warden = Warden::new(&config)?;
+    let mut call = ToolCall::new("bash", json!({ "command": TYPICAL_COMMAND }));
+    call.context.home = Some("/home/agent".into());
+    call.context.cwd = Some("/home/agent/project".into());
+    let mut read = ToolCall::new("read_file", json!({"path": "src/main.rs"}));
+    read.context = call.context.clone();
+    let judge = |call: &ToolCall| {
+        let e = warden.evaluate(call, Caller::Agent).expect("decision");
+        assert!(e.allow, "the benchmark call must be allowed: {e:?}");
+    };
+    Ok(vec![
+        measure("native stage, typical shell command", 1, calls, &|| {
+            judge(&call)
+        }),
+        measure("native stage, file read", 1, calls, &|| judge(&read)),
+    ])
+}
+
+fn allowlist(calls: usize) -> anyhow::Result<Vec<Measurement>> {
+    let call = ToolCall::new("bash", json!({"command": "git status"}));
+    let warm = Warden::new(&allowlist_config("warm"))?;
+    let fresh = Warden::new(&allowlist_config("fresh"))?;
+    let judge = |w: &Warden| {
+        let e = w.evaluate(&call, Caller::Agent).expect("decision");
+        assert!(e.allow, "the benchmark call must be allowed: {e:?}");
+    };
+    Ok(vec![
+        measure("allowlist, warm instance", 1, calls, &|| judge(&warm)),
+        measure("allowlist, warm instance", 2, calls, &|| judge(&warm)),
+        measure("allowlist, fresh instance per call", 1, calls / 4, &|| {
+            judge(&fresh)
+        }),
+    ])
+}
+
+/// One round trip: a two-call response (bash is listed, read_file is not) is
+/// judged by the allowlist provider and paused into the store, then approved;
+/// each round trip on its own thread, as a fresh conversation would be.
+fn approval(calls: usize) -> anyhow::Result<Vec<Measurement>> {
+    use warden_approval::{ApprovalGate, Durability};
+
+    let yaml = "hitl_approval:\n  tools: [bash]\nguardrails:\n  providers:\n    - name: allowlist\n      wasm: \"builtin:allowlist\"\n      config: {allowed_tools: [bash, read_file]}\n";
+    let config = Config::parse(yaml, "<bench>", ".".into())?;
+    let warden = std::sync::Arc::new(Warden::new(&config)?);
+    let mut measurements = Vec::new();
+    for durability in [Durability::Normal, Durability::Full] {
+        let dir = ScratchDir::new(&format!("approval-{durability:?}"))?;
+        let gate = ApprovalGate::open(warden.clone(), &dir.0, durability)?;
+        measurements.push(round_trips(&gate, durability, (calls / 10).max(1))?);
+    }
+    Ok(measurements)
+}
+
+fn approval_resume(calls: usize) -> anyhow::Result<Vec<Measurement>> {
+    use warden_approval::{
+        ApprovalGate, DecisionKind, Durability, ModelResponse, RequestDecision, ResumeRequest,
+        Reviewer, RunRef, RunState,
+    };
+
+    let yaml = "hitl_approval:\n  tools: [bash]\n  max_pending_per_principal: 1000000\nguardrails:\n  providers:\n    - name: allowlist\n      wasm: \"builtin:allowlist\"\n      config: {allowed_tools: [bash, read_file]}\n";
+    let config = Config::parse(yaml, "<bench>", ".".into())?;
+    let warden = std::sync::Arc::new(Warden::new(&config)?);
+    let dir = ScratchDir::new("approval-resume")?;
+    let gate = ApprovalGate::open(warden, &dir.0, Durability::Normal)?;
+    let response: ModelResponse = serde_json::from_value(json!({"message": {"tool_calls": [
+        {"id": "call_1", "name": "bash", "args": {"command": "git push origin main"}},
+        {"id": "call_2", "name": "read_file", "args": {"path": "README.md"}},
+        {"id": "call_3", "name": "bash", "args": {"command": "cargo publish --dry-run"}},
+        {"id": "call_4", "name": "read_file", "args": {"path": "src/main.rs"}},
+        {"id": "call_5", "name": "bash", "args": {"command": "make deploy ENV=staging"}}
+    ]}}))?;
+    // Pause every approval first (the warm-up takes some): only resumes are
+    // timed. They all wait at once, hence the quota above.
+    let resumes = (calls / 10).max(1);
+    let mut paused = Vec::new();
+    for n in 0..resumes + (resumes / 10).max(10) {
+        let run = RunRef::new(format!("bench-{n}"), "run-1");
+        let outcome = gate.submit(&run, &response, Caller::Agent)?;
+        anyhow::ensure!(outcome.run_state == RunState::WaitingForInput, "no pause");
+        let decisions = outcome
+            .requests
+            .iter()
+            .map(|r| RequestDecision {
+                request_id: r.request_id.clone(),
+                decision: DecisionKind::Approve,
+                args: None,
+                message: None,
+                grant: None,
+            })
+            .collect();
+        paused.push((run, outcome.approval_id, ResumeRequest::decide(decisions)));
+    }
+    let queue = std::sync::Mutex::new(paused);
+    let reviewer = Reviewer::human("bench");
+    let resume = || {
+        let (run, approval_id, request) = queue
+            .lock()
+            .expect("queue")
+            .pop()
+            .expect("a paused approval");
+        let resolution = gate
+            .resume(&reviewer, &run.thread_id, approval_id.as_deref(), &request)
+            .expect("a resume");
+        assert_eq!(resolution.calls.len(), 5);
+    };
+    Ok(vec![measure(
+        "resume, 5 calls judged again (SQLite WAL, durability: normal)",
+        1,
+        resumes,
+        &resume,
+    )])
+}
+
+fn round_trips(
+    gate: &warden_approval::ApprovalGate,
+    durability: warden_approval::Durability,
+    calls: usize,
+) -> anyhow::Result<Measurement> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use warden_approval::{ModelResponse, ResumeRequest, RunRef, RunState};
+
+    let response: ModelResponse = serde_json::from_value(json!({"message": {"tool_calls": [
+        {"id": "call_1", "name": "bash", "args": {"command": "git push origin main"}},
+        {"id": "call_2", "name": "read_file", "args": {"path": "README.md"}}
+    ]}}))?;
+    let threads = AtomicU64::new(0);
+    let round_trip = || {
+        let n = threads.fetch_add(1, Ordering::Relaxed);
+        let run = RunRef::new(format!("bench-{n}"), "run-1");
+        let paused = gate
+            .submit(&run, &response, Caller::Agent)
+            .expect("a pause");
+        assert_eq!(paused.run_state, RunState::WaitingForInput);
+        let decisions = paused
+            .requests
+            .iter()
+            .map(|r| warden_approval::RequestDecision {
+                request_id: r.request_id.clone(),
+                decision: warden_approval::DecisionKind::Approve,
+                args: None,
+                message: None,
+                grant: None,
+            })
+            .collect();
+        let resolution = gate
+            .resume(
+                &warden_approval::Reviewer::human("bench"),
+                &run.thread_id,
+                paused.approval_id.as_deref(),
+                &ResumeRequest::decide(decisions),
+            )
+            .expect("a resume");
+        assert_eq!(resolution.calls.len(), 2);
+    };
+    let name = format!(
+        "approval pause + resume (SQLite WAL, durability: {})",
+        durability.as_str()
+    );
+    Ok(measure(&name, 1, calls, &round_trip))
+}
+
+/// A directory for a scenario's files, on the same file system as the system's
+/// temporary directory, removed afterwards.
+struct ScratchDir(std::path::PathBuf);
+
+impl ScratchDir {
+    fn new(name: &str) -> std::io::Result<Self> {
+        let dir = std::env::temp_dir().join(format!("warden-bench-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir)?;
+        Ok(ScratchDir(dir))
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_come_from_the_sorted_samples() {
+        let m = measure("noop", 1, 200, &|| std::hint::black_box(()));
+        assert_eq!(m.calls, 200);
+        assert!(m.p50_us <= m.p99_us);
+    }
+}

@@ -1,0 +1,547 @@
+//! A load generator for the daemon, behind `warden bench --scenario daemon`
+//! and `--scenario reload`: the real server on a loopback port, and many
+//! keep-alive HTTP/1.1 connections, each sending requests back to back (a
+//! closed loop) and timing every one, from sending the request to having read
+//! the whole answer. Server and clients run on separate runtimes of two
+//! threads each, sharing the machine as a daemon and its harness would.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, ensure};
+use axum::body::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::Request;
+use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HOST};
+use hyper_util::rt::TokioIo;
+use serde_json::Value;
+
+use crate::Measurement;
+use crate::fixtures;
+use warden_server::{Dispatch, ServeOptions, Server};
+
+const AGENT_TOKEN: &str = "bench-agent-token-0123456789";
+const ADMIN_TOKEN: &str = "bench-admin-token-0123456789";
+
+/// The shipped provider, allowing the benchmark's call.
+fn config(allowed: &str) -> String {
+    format!(
+        "guardrails:\n  providers:\n    - name: allowlist\n      wasm: builtin:allowlist\n      config: {{allowed_tools: [{allowed}], denied_tools: [rm]}}\nserver:\n  watch_config: false\n  tokens:\n    - {{name: bench, role: agent, token: {AGENT_TOKEN}}}\n    - {{name: ops, role: admin, token: {ADMIN_TOKEN}}}\n"
+    )
+}
+
+const CALL: &str = r#"{"tool_name":"bash","tool_input":{"command":"git status"},"tool_call_id":"call-1","context":{"thread_id":"t-1","run_id":"r-1","user_id":"u-1"}}"#;
+
+/// A scratch directory for the config file and the logs, removed on drop.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(yaml: &str) -> anyhow::Result<Scratch> {
+        let dir = std::env::temp_dir().join(format!(
+            "warden-bench-{}-{}",
+            std::process::id(),
+            warden_server::decision_log::new_decision_id()
+        ));
+        std::fs::create_dir_all(&dir)?;
+        std::fs::write(dir.join("warden.yaml"), yaml)?;
+        Ok(Scratch(dir))
+    }
+
+    fn config(&self) -> PathBuf {
+        self.0.join("warden.yaml")
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn runtime(name: &str) -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name(name)
+        .enable_all()
+        .build()?)
+}
+
+/// A running daemon on its own runtime.
+struct Daemon {
+    runtime: tokio::runtime::Runtime,
+    server: Option<Server>,
+    scratch: Scratch,
+}
+
+impl Daemon {
+    fn start(dispatch: Dispatch) -> anyhow::Result<Daemon> {
+        Daemon::start_with(&config("bash, read_file"), dispatch)
+    }
+
+    fn start_with(yaml: &str, dispatch: Dispatch) -> anyhow::Result<Daemon> {
+        let scratch = Scratch::new(yaml)?;
+        let runtime = runtime("warden-http")?;
+        let options = ServeOptions {
+            listen: Some("127.0.0.1:0".parse()?),
+            data_dir: Some(scratch.0.join("data")),
+            watch: Some(false),
+            dispatch,
+        };
+        let server = runtime.block_on(Server::start(&scratch.config(), options))?;
+        Ok(Daemon {
+            runtime,
+            server: Some(server),
+            scratch,
+        })
+    }
+
+    fn addr(&self) -> SocketAddr {
+        self.server.as_ref().expect("running").local_addr()
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Some(server) = self.server.take() {
+            let _ = self.runtime.block_on(server.shutdown());
+        }
+    }
+}
+
+/// One keep-alive connection.
+struct Connection {
+    sender: hyper::client::conn::http1::SendRequest<Full<Bytes>>,
+    addr: SocketAddr,
+}
+
+impl Connection {
+    async fn open(addr: SocketAddr) -> anyhow::Result<Connection> {
+        let stream = tokio::net::TcpStream::connect(addr).await?;
+        stream.set_nodelay(true)?;
+        let (sender, connection) =
+            hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
+        tokio::spawn(connection);
+        Ok(Connection { sender, addr })
+    }
+
+    /// Sends one request and reads the whole answer; returns status and body.
+    async fn send(&mut self, path: &str, token: &str, body: Bytes) -> anyhow::Result<(u16, Bytes)> {
+        let request = Request::post(path)
+            .header(HOST, self.addr.to_string())
+            .header(AUTHORIZATION, format!("Bearer {token}"))
+            .header(CONTENT_TYPE, "application/json")
+            .body(Full::new(body))?;
+        self.round_trip(request).await
+    }
+
+    /// `GET path`, without a token; returns status and body.
+    async fn get(&mut self, path: &str) -> anyhow::Result<(u16, Bytes)> {
+        let request = Request::get(path)
+            .header(HOST, self.addr.to_string())
+            .body(Full::new(Bytes::new()))?;
+        self.round_trip(request).await
+    }
+
+    async fn round_trip(&mut self, request: Request<Full<Bytes>>) -> anyhow::Result<(u16, Bytes)> {
+        self.sender.ready().await?;
+        let response = self.sender.send_request(request).await?;
+        let status = response.status().as_u16();
+        let body = response.into_body().collect().await?.to_bytes();
+        Ok((status, body))
+    }
+
+    async fn evaluate(&mut self) -> anyhow::Result<Value> {
+        let (status, body) = self
+            .send(
+                "/v1/evaluate",
+                AGENT_TOKEN,
+                Bytes::from_static(CALL.as_bytes()),
+            )
+            .await?;
+        ensure!(
+            status == 200,
+            "evaluate answered {status}: {}",
+            String::from_utf8_lossy(&body)
+        );
+        Ok(serde_json::from_slice(&body)?)
+    }
+}
+
+/// Drives `connections` connections, `requests` evaluate calls each; every
+/// call must be judged allow.
+fn load(
+    addr: SocketAddr,
+    connections: usize,
+    requests: usize,
+) -> anyhow::Result<(Vec<Duration>, Duration)> {
+    let clients = runtime("warden-load")?;
+    clients.block_on(async move {
+        let mut opened = Vec::with_capacity(connections);
+        for _ in 0..connections {
+            let mut c = Connection::open(addr).await?;
+            // Warm up the connection and the daemon.
+            for _ in 0..(requests / 20).max(5) {
+                c.evaluate().await?;
+            }
+            opened.push(c);
+        }
+        let started = Instant::now();
+        let tasks: Vec<_> = opened
+            .into_iter()
+            .map(|mut c| {
+                tokio::spawn(async move {
+                    let mut samples = Vec::with_capacity(requests);
+                    for _ in 0..requests {
+                        let t = Instant::now();
+                        let decision = c.evaluate().await?;
+                        samples.push(t.elapsed());
+                        ensure!(decision["allow"] == true, "not allowed: {decision}");
+                    }
+                    anyhow::Ok(samples)
+                })
+            })
+            .collect();
+        let mut samples = Vec::with_capacity(connections * requests);
+        for task in tasks {
+            samples.extend(task.await??);
+        }
+        Ok((samples, started.elapsed()))
+    })
+}
+
+/// Percentiles of per-request latencies.
+fn summarize(
+    scenario: &str,
+    connections: usize,
+    mut samples: Vec<Duration>,
+    wall: Duration,
+) -> Measurement {
+    samples.sort_unstable();
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    let at = |q: f64| us(samples[((samples.len() as f64 * q) as usize).min(samples.len() - 1)]);
+    Measurement {
+        scenario: scenario.to_string(),
+        threads: connections,
+        calls: samples.len(),
+        p50_us: at(0.50),
+        p99_us: at(0.99),
+        mean_us: samples.iter().map(|d| us(*d)).sum::<f64>() / samples.len() as f64,
+        throughput: samples.len() as f64 / wall.as_secs_f64(),
+    }
+}
+
+/// `warden bench --scenario daemon`: `POST /v1/evaluate` over loopback HTTP
+/// with 1, 4 and 32 connections (the threads column), decision log on.
+pub fn daemon(calls: usize) -> anyhow::Result<Vec<Measurement>> {
+    let daemon = Daemon::start(Dispatch::default())?;
+    let mut out = Vec::new();
+    for connections in [1, 4, 32] {
+        let requests = (calls / connections).max(100);
+        let (samples, wall) = load(daemon.addr(), connections, requests)?;
+        out.push(summarize(
+            "daemon: POST /v1/evaluate over HTTP",
+            connections,
+            samples,
+            wall,
+        ));
+    }
+    Ok(out)
+}
+
+/// `warden bench --scenario daemon-dispatch`: the same load with each way of
+/// running the synchronous pipeline from the async server.
+pub fn dispatch(calls: usize) -> anyhow::Result<Vec<Measurement>> {
+    let mut out = Vec::new();
+    for (name, dispatch) in [
+        ("judging pool", Dispatch::Pool),
+        ("inline", Dispatch::Inline),
+        ("block_in_place", Dispatch::BlockInPlace),
+        ("spawn_blocking", Dispatch::SpawnBlocking),
+    ] {
+        let daemon = Daemon::start(dispatch)?;
+        for connections in [1, 4, 32] {
+            let requests = (calls / connections).max(100);
+            let (samples, wall) = load(daemon.addr(), connections, requests)?;
+            out.push(summarize(
+                &format!("daemon evaluate, {name}"),
+                connections,
+                samples,
+                wall,
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// `warden bench --scenario daemon-fsync`: the daemon's evaluate with the
+/// decision log synced every 20 ms (`fsync: interval`) and before every answer
+/// (`fsync: always`), 1 and 8 connections.
+pub fn fsync(calls: usize) -> anyhow::Result<Vec<Measurement>> {
+    let mut out = Vec::new();
+    for fsync in ["interval", "always"] {
+        let yaml = format!(
+            "{}decision_log:\n  fsync: {fsync}\n",
+            config("bash, read_file")
+        );
+        let daemon = Daemon::start_with(&yaml, Dispatch::default())?;
+        for connections in [1, 8] {
+            let requests = (calls / connections).max(100);
+            let (samples, wall) = load(daemon.addr(), connections, requests)?;
+            out.push(summarize(
+                &format!("daemon evaluate, decision_log.fsync: {fsync}"),
+                connections,
+                samples,
+                wall,
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// `warden bench --scenario healthz-stuck`: `GET /healthz` on its own
+/// connection, on an idle daemon and while 8 connections keep calls running to
+/// their provider's timeout (the hostile test fixture looping for 100 ms), with
+/// the pipeline on the judging pool and, for comparison, inline on the async
+/// workers. Needs a source checkout (the fixture is not shipped).
+pub fn healthz_stuck(calls: usize) -> anyhow::Result<Vec<Measurement>> {
+    let hostile = fixtures::guest("hostile")?;
+    ensure!(
+        hostile.is_file(),
+        "{} is missing: this scenario needs the test fixtures of a source checkout",
+        hostile.display()
+    );
+    let yaml = format!(
+        "guardrails:\n  providers:\n    - name: stuck\n      wasm: {}\n      config: {{behaviour: infinite_loop}}\n      limits: {{timeout_ms: 100, fuel: 1125899906842624, pool_size: 8}}\nserver:\n  watch_config: false\n  tokens:\n    - {{name: bench, role: agent, token: {AGENT_TOKEN}}}\n",
+        hostile.display()
+    );
+    let probes = (calls / 10).clamp(100, 2_000);
+    let mut out = Vec::new();
+    for (name, dispatch, stuck, probes) in [
+        ("idle daemon", Dispatch::Pool, 0, probes),
+        (
+            "8 calls stuck at the provider timeout, judging pool",
+            Dispatch::Pool,
+            8,
+            probes,
+        ),
+        // Each probe waits for a stuck call here: a few are enough.
+        (
+            "8 calls stuck at the provider timeout, inline",
+            Dispatch::Inline,
+            8,
+            (probes / 25).max(20),
+        ),
+    ] {
+        let daemon = Daemon::start_with(&yaml, dispatch)?;
+        let addr = daemon.addr();
+        let clients = runtime("warden-load")?;
+        let (samples, wall) = clients.block_on(async move {
+            let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let mut load = Vec::new();
+            for _ in 0..stuck {
+                let mut c = Connection::open(addr).await?;
+                let stop = stop.clone();
+                load.push(tokio::spawn(async move {
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        let decision = c.evaluate().await?;
+                        ensure!(decision["allow"] == false, "allowed: {decision}");
+                    }
+                    anyhow::Ok(())
+                }));
+            }
+            // Let the stuck calls take the threads first.
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let mut probe = Connection::open(addr).await?;
+            let mut samples = Vec::with_capacity(probes);
+            let started = Instant::now();
+            for _ in 0..probes {
+                let t = Instant::now();
+                let (status, _) = probe.get("/healthz").await?;
+                samples.push(t.elapsed());
+                ensure!(status == 200, "/healthz answered {status}");
+                // A probe every 5 ms, as a monitor would, not a flood.
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            let wall = started.elapsed();
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            for task in load {
+                task.await??;
+            }
+            anyhow::Ok((samples, wall))
+        })?;
+        out.push(summarize(
+            &format!("GET /healthz, {name}"),
+            1,
+            samples,
+            wall,
+        ));
+    }
+    Ok(out)
+}
+
+/// `warden bench --scenario reload`: from sending `POST /v1/admin/reload`
+/// (with a changed config file) to the first evaluate judged by the new set,
+/// alternating between two configurations of the shipped provider.
+pub fn reload(calls: usize) -> anyhow::Result<Vec<Measurement>> {
+    let daemon = Daemon::start(Dispatch::default())?;
+    let rounds = (calls / 100).clamp(20, 200);
+    let addr = daemon.addr();
+    let config_path = daemon.scratch.config();
+    let clients = runtime("warden-load")?;
+    let (samples, wall) = clients.block_on(async move {
+        let mut c = Connection::open(addr).await?;
+        let mut samples = Vec::with_capacity(rounds);
+        let started = Instant::now();
+        for round in 0..rounds {
+            let allowed = if round % 2 == 0 {
+                "bash, ls"
+            } else {
+                "bash, read_file"
+            };
+            write_atomically(&config_path, &config(allowed))?;
+            let t = Instant::now();
+            let (status, body) = c
+                .send("/v1/admin/reload", ADMIN_TOKEN, Bytes::new())
+                .await?;
+            ensure!(
+                status == 200,
+                "reload answered {status}: {}",
+                String::from_utf8_lossy(&body)
+            );
+            let report: Value = serde_json::from_slice(&body)?;
+            let generation = report["generation"].as_u64().context("generation")?;
+            loop {
+                let decision = c.evaluate().await?;
+                if decision["generation"].as_u64() == Some(generation) {
+                    break;
+                }
+            }
+            samples.push(t.elapsed());
+        }
+        anyhow::Ok((samples, started.elapsed()))
+    })?;
+    Ok(vec![summarize(
+        "reload request to the new set serving (shipped allowlist)",
+        1,
+        samples,
+        wall,
+    )])
+}
+
+fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+    let next = path.with_extension("next");
+    std::fs::write(&next, text)?;
+    std::fs::rename(next, path)
+}
+
+const APPROVER_TOKEN: &str = "bench-approver-token-0123456789";
+
+/// `warden bench --scenario console`: from sending a model response that
+/// pauses (`POST .../tool-calls`) to the console's event stream delivering
+/// its `paused` event to a signed-in reader, one pause after another, each on
+/// a new thread.
+pub fn console(calls: usize) -> anyhow::Result<Vec<Measurement>> {
+    let pauses = calls.clamp(1, 200);
+    let yaml = format!(
+        "hitl_approval:\n  tools: [bash]\n  max_pending_per_principal: 1000000\n{}    - {{name: alice, role: approver, token: {APPROVER_TOKEN}}}\n",
+        config("bash, read_file")
+    );
+    let daemon = Daemon::start_with(&yaml, Dispatch::default())?;
+    let addr = daemon.addr();
+    let clients = runtime("warden-load")?;
+    let (samples, wall) = clients.block_on(async move {
+        let mut c = Connection::open(addr).await?;
+        let login = Request::post("/console/login")
+            .header(HOST, addr.to_string())
+            .header(CONTENT_TYPE, "application/json")
+            .body(Full::new(Bytes::from(format!(
+                r#"{{"token":"{APPROVER_TOKEN}"}}"#
+            ))))?;
+        c.sender.ready().await?;
+        let response = c.sender.send_request(login).await?;
+        ensure!(response.status() == 200, "sign-in answered {}", response.status());
+        let cookie = response
+            .headers()
+            .get_all(hyper::header::SET_COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .find(|v| v.starts_with("warden_session="))
+            .and_then(|v| v.split(';').next())
+            .context("no session cookie")?
+            .to_string();
+        response.into_body().collect().await?;
+
+        // The reader: every `paused` event, with when it arrived.
+        let stream = tokio::net::TcpStream::connect(addr).await?;
+        stream.set_nodelay(true)?;
+        let (mut sse, connection) =
+            hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
+        tokio::spawn(connection);
+        let request = Request::get("/console/api/events")
+            .header(HOST, addr.to_string())
+            .header(hyper::header::COOKIE, cookie)
+            .body(Full::new(Bytes::new()))?;
+        let response = sse.send_request(request).await?;
+        ensure!(response.status() == 200, "the event stream answered {}", response.status());
+        let (arrived, mut arrivals) = tokio::sync::mpsc::unbounded_channel::<(String, Instant)>();
+        let mut body = response.into_body();
+        tokio::spawn(async move {
+            let mut text = String::new();
+            while let Some(Ok(frame)) = body.frame().await {
+                let now = Instant::now();
+                let Ok(data) = frame.into_data() else { continue };
+                text.push_str(&String::from_utf8_lossy(&data));
+                while let Some(end) = text.find("\n\n") {
+                    let block: String = text.drain(..end + 2).collect();
+                    if !block.contains("event: paused") {
+                        continue;
+                    }
+                    let id = block
+                        .lines()
+                        .find_map(|l| l.strip_prefix("data: "))
+                        .and_then(|d| serde_json::from_str::<Value>(d).ok())
+                        .and_then(|v| v["approval_id"].as_str().map(str::to_string));
+                    if let Some(id) = id {
+                        let _ = arrived.send((id, now));
+                    }
+                }
+            }
+        });
+
+        let warm_up = 10;
+        let mut samples = Vec::with_capacity(pauses);
+        let started = Instant::now();
+        for i in 0..warm_up + pauses {
+            let body = Bytes::from_static(
+                br#"{"message":{"tool_calls":[{"id":"call-1","name":"bash","args":{"command":"git push origin main"}}]}}"#,
+            );
+            let t = Instant::now();
+            let (status, answer) = c
+                .send(&format!("/v1/threads/t-{i}/runs/r-1/tool-calls"), AGENT_TOKEN, body)
+                .await?;
+            ensure!(status == 200, "tool-calls answered {status}: {}", String::from_utf8_lossy(&answer));
+            let outcome: Value = serde_json::from_slice(&answer)?;
+            let id = outcome["approval_id"].as_str().context("the call did not pause")?;
+            let at = loop {
+                let (seen, at) = tokio::time::timeout(Duration::from_secs(10), arrivals.recv())
+                    .await
+                    .context("no event within 10 s")?
+                    .context("the event stream ended")?;
+                if seen == id {
+                    break at;
+                }
+            };
+            if i >= warm_up {
+                samples.push(at.saturating_duration_since(t));
+            }
+        }
+        anyhow::Ok((samples, started.elapsed()))
+    })?;
+    Ok(vec![summarize(
+        "pause to its event in the console (SSE)",
+        1,
+        samples,
+        wall,
+    )])
+}

@@ -1,0 +1,88 @@
+//! Timing calls one by one: percentiles, mean and throughput, and the markdown
+//! row the benchmarks print.
+
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+/// One measured scenario.
+#[derive(Clone, Debug, Serialize)]
+pub struct Measurement {
+    pub scenario: String,
+    pub threads: usize,
+    pub calls: usize,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub mean_us: f64,
+    /// Calls per second over all threads.
+    pub throughput: f64,
+}
+
+/// Runs `op` `calls` times on each of `threads` threads after a warm-up, timing
+/// every call.
+pub fn measure(
+    scenario: &str,
+    threads: usize,
+    calls: usize,
+    op: &(dyn Fn() + Sync),
+) -> Measurement {
+    for _ in 0..(calls / 10).max(10) {
+        op();
+    }
+    let started = Instant::now();
+    let samples: Vec<Duration> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut local = Vec::with_capacity(calls);
+                    for _ in 0..calls {
+                        let t = Instant::now();
+                        op();
+                        local.push(t.elapsed());
+                    }
+                    local
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("benchmark thread"))
+            .collect()
+    });
+    summary(scenario, threads, samples, Some(started.elapsed()))
+}
+
+/// The measurement of timed calls: percentiles, mean and the throughput over
+/// `wall` (without it, over the calls' own time, as when calls of two kinds
+/// alternate).
+pub fn summary(
+    scenario: &str,
+    threads: usize,
+    mut samples: Vec<Duration>,
+    wall: Option<Duration>,
+) -> Measurement {
+    samples.sort_unstable();
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    let at = |q: f64| us(samples[((samples.len() as f64 * q) as usize).min(samples.len() - 1)]);
+    let wall = wall.unwrap_or_else(|| samples.iter().sum());
+    Measurement {
+        scenario: scenario.to_string(),
+        threads,
+        calls: samples.len(),
+        p50_us: at(0.50),
+        p99_us: at(0.99),
+        mean_us: samples.iter().map(|d| us(*d)).sum::<f64>() / samples.len() as f64,
+        throughput: samples.len() as f64 / wall.as_secs_f64(),
+    }
+}
+
+/// The markdown table row for a measurement.
+pub fn markdown_row(m: &Measurement) -> String {
+    format!(
+        "| {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.0} |",
+        m.scenario, m.threads, m.calls, m.p50_us, m.p99_us, m.mean_us, m.throughput
+    )
+}
+
+/// The markdown table header for measurements.
+pub const MARKDOWN_HEADER: &str = "| scenario | threads | calls | p50 µs | p99 µs | mean µs | calls/s |\n|---|---|---|---|---|---|---|";

@@ -1,0 +1,57 @@
+//! `warden inspect`: the facts about a component and the host's verdict on it.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Context;
+
+/// `warden inspect`: the facts about a component and the host's verdict on it.
+pub(crate) fn inspect(component: &Path, json: bool) -> anyhow::Result<ExitCode> {
+    use warden_runtime::provider::{ComponentBytes, inspect};
+    let bytes =
+        std::fs::read(component).with_context(|| format!("reading {}", component.display()))?;
+    let inspection = inspect(
+        &ComponentBytes::new(bytes.into(), component.display().to_string()),
+        None,
+    );
+    if json {
+        println!("{}", serde_json::to_string_pretty(&inspection)?);
+    } else {
+        let host = warden_runtime::provider::host_contract();
+        println!("component  {}", inspection.origin);
+        println!(
+            "size       {} bytes ({:.1} MB)",
+            inspection.size_bytes,
+            inspection.size_bytes as f64 / 1e6
+        );
+        println!("sha256     {}", inspection.sha256);
+        match &inspection.contract {
+            Some(version) => println!("contract   warden:guardrail@{version} (this host: {host})"),
+            None => println!(
+                "contract   none (exports no warden:guardrail/provider; this host: {host})"
+            ),
+        }
+        println!("imports    {}", inspection.imports.len());
+        for import in &inspection.imports {
+            let flag = if import.forbidden {
+                "  <- not granted to providers"
+            } else {
+                ""
+            };
+            println!("  {}{flag}", import.name);
+        }
+        println!("exports    {}", inspection.exports.len());
+        for export in &inspection.exports {
+            println!("  {export}");
+        }
+        match &inspection.refusal {
+            None => println!("verdict    loadable: this host would load it"),
+            Some(why) => println!("verdict    REFUSED: {why}"),
+        }
+    }
+    Ok(if inspection.loadable() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

@@ -1,0 +1,33 @@
+//! `warden interaction`: what a run's context makes of its interaction with humans.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use warden_types::Caller;
+
+use crate::commands::input::{load_config, read_request};
+
+pub(crate) fn interaction(
+    source: &str,
+    internal: bool,
+    config: Option<&Path>,
+) -> anyhow::Result<ExitCode> {
+    use warden_approval::{ApprovalList, InteractionQuery};
+    let body = read_request(source)?;
+    let context: warden_types::request::CallContext =
+        serde_json::from_slice(&body).context("invalid context")?;
+    let caller = if internal {
+        Caller::Internal
+    } else {
+        Caller::Agent
+    };
+    let list = ApprovalList::new(&load_config(config)?.hitl_approval);
+    let query = InteractionQuery {
+        context,
+        tools: None,
+    };
+    let report = warden_approval::interaction::resolve(&query, caller, &list)?;
+    println!("{}", serde_json::to_string_pretty(&report)?);
+    Ok(ExitCode::SUCCESS)
+}

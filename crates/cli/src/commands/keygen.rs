@@ -1,0 +1,15 @@
+//! `warden keygen`: a new Ed25519 key pair for signing decisions.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+pub(crate) fn keygen(prefix: &Path) -> anyhow::Result<ExitCode> {
+    let key = warden::signing::generate()?;
+    let (private, public) = warden::signing::write_key_pair(&key, prefix)?;
+    println!(
+        "wrote {} (private: keep it secret) and {} (public: give it to verifiers)",
+        private.display(),
+        public.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}

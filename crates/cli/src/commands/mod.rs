@@ -1,0 +1,16 @@
+//! One module per subcommand of `warden`.
+
+pub(crate) mod approval;
+pub(crate) mod bench;
+pub(crate) mod check;
+pub(crate) mod demo;
+pub(crate) mod eval;
+pub(crate) mod hook;
+pub(crate) mod input;
+pub(crate) mod inspect;
+pub(crate) mod interaction;
+pub(crate) mod keygen;
+pub(crate) mod new;
+pub(crate) mod scaffold;
+pub(crate) mod test;
+pub(crate) mod verify;

@@ -1,0 +1,27 @@
+//! `warden new provider`: a provider project from the templates.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+pub(crate) fn new_provider(
+    name: &str,
+    dir: Option<PathBuf>,
+    sdk: Option<PathBuf>,
+) -> anyhow::Result<ExitCode> {
+    let dir = dir.unwrap_or_else(|| PathBuf::from(name));
+    let sdk = sdk.unwrap_or_else(|| PathBuf::from(crate::commands::scaffold::BUILT_WITH_SDK));
+    let scaffold = crate::commands::scaffold::new_provider(name, &dir, &sdk)?;
+    println!("created provider '{name}' in {}", scaffold.dir.display());
+    for file in &scaffold.files {
+        println!(
+            "  {}",
+            file.strip_prefix(&scaffold.dir).unwrap_or(file).display()
+        );
+    }
+    let wasm = scaffold.component.display();
+    println!(
+        "\nnext:\n  cd {}\n  cargo test\n  cargo build --release --target wasm32-wasip2\n  warden test {wasm} --vectors vectors.jsonl --config config.yaml",
+        scaffold.dir.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}

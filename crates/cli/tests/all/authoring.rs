@@ -1,0 +1,380 @@
+//! The tools for provider authors, driven as an author would: `warden new
+//! provider`, `warden test` and `warden inspect`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::common::*;
+use serde_json::Value;
+
+fn warden_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+fn warden(args: &[&str]) -> Output {
+    warden_in(repo_root(), args)
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Files for `warden test`: the allowlist's vectors and config in a temp dir.
+struct Vectors {
+    dir: tempfile::TempDir,
+}
+
+impl Vectors {
+    fn new(vectors: &str, config: &str) -> Vectors {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("vectors.jsonl"), vectors).unwrap();
+        std::fs::write(dir.path().join("config.yaml"), config).unwrap();
+        Vectors { dir }
+    }
+
+    fn file(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn run(&self, extra: &[&str]) -> Output {
+        let component = guest("allowlist");
+        let vectors = self.file("vectors.jsonl");
+        let config = self.file("config.yaml");
+        let mut args = vec![
+            "test",
+            path(&component),
+            "--vectors",
+            path(&vectors),
+            "--config",
+            path(&config),
+        ];
+        args.extend_from_slice(extra);
+        warden_in(self.dir.path(), &args)
+    }
+}
+
+const ALLOWLIST_CONFIG: &str = "allowed_tools: [bash, read_file]\ndenied_tools: [rm]\n";
+
+const ALLOWLIST_VECTORS: &str = r#"{"name": "bash is allowed", "request": {"tool_name": "bash", "tool_input": {"command": "ls"}}, "expect": {"verdict": "allow", "code": "oap.allowed"}}
+{"name": "rm is denied", "request": {"tool_name": "rm", "tool_input": {}}, "expect": {"verdict": "deny", "code": "oap.tool_not_allowed"}}
+{"name": "an unlisted tool is denied", "request": {"tool_name": "curl", "tool_input": {}}, "expect": {"verdict": "deny"}}
+"#;
+
+#[test]
+fn test_passes_when_every_vector_holds() {
+    let out = Vectors::new(ALLOWLIST_VECTORS, ALLOWLIST_CONFIG).run(&[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(
+        stdout(&out).contains("3 passed, 0 failed"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn test_reports_a_failing_vector_with_expected_and_actual_and_exits_one() {
+    let wrong = r#"{"name": "rm is allowed (wrong)", "request": {"tool_name": "rm"}, "expect": {"verdict": "allow"}}"#;
+    let out = Vectors::new(&format!("{ALLOWLIST_VECTORS}{wrong}\n"), ALLOWLIST_CONFIG).run(&[]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert!(
+        text.contains("FAIL  rm is allowed (wrong) (line 4)"),
+        "{text}"
+    );
+    assert!(text.contains("expected: allow"), "{text}");
+    assert!(
+        text.contains("actual:   deny oap.tool_not_allowed (tool 'rm' not in allowlist)"),
+        "{text}"
+    );
+    assert!(text.contains("3 passed, 1 failed"), "{text}");
+}
+
+#[test]
+fn test_checks_the_code_and_the_policy_id_when_a_vector_gives_them() {
+    let wrong_code =
+        r#"{"request": {"tool_name": "rm"}, "expect": {"verdict": "deny", "code": "oap.denied"}}"#;
+    let wrong_policy =
+        r#"{"request": {"tool_name": "rm"}, "expect": {"verdict": "deny", "policy_id": "p"}}"#;
+    let out = Vectors::new(&format!("{wrong_code}\n{wrong_policy}\n"), ALLOWLIST_CONFIG).run(&[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("0 passed, 2 failed"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn test_prints_passing_vectors_when_verbose() {
+    let out = Vectors::new(ALLOWLIST_VECTORS, ALLOWLIST_CONFIG).run(&["--verbose"]);
+    assert!(
+        stdout(&out).contains("ok    rm is denied"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn test_refuses_a_malformed_vectors_file_naming_the_line() {
+    let bad = format!(
+        "{ALLOWLIST_VECTORS}{{\"request\": {{\"tool_name\": \"x\"}}, \"expect\": {{\"verdict\": \"perhaps\"}}}}\n"
+    );
+    let out = Vectors::new(&bad, ALLOWLIST_CONFIG).run(&[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("vectors.jsonl:4: expect.verdict"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn test_exits_one_when_the_provider_refuses_its_config() {
+    let out = Vectors::new(ALLOWLIST_VECTORS, "allow_tools: [bash]\n").run(&[]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("cannot be configured") && err.contains("allow_tools"),
+        "{err}"
+    );
+}
+
+#[test]
+fn test_applies_the_limits_it_is_given() {
+    let v = Vectors::new(ALLOWLIST_VECTORS, ALLOWLIST_CONFIG);
+    let out = v.run(&["--limit", "fuel=1000"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("warden.fuel_exhausted"),
+        "{}",
+        stderr(&out)
+    );
+    let out = v.run(&["--limit", "memory_mb=0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("limits.memory_mb"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn test_shows_why_a_provider_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let vectors = dir.path().join("v.jsonl");
+    std::fs::write(
+        &vectors,
+        r#"{"request": {"tool_name": "bash"}, "expect": {"verdict": "allow"}}"#,
+    )
+    .unwrap();
+    let config = dir.path().join("c.yaml");
+    std::fs::write(&config, "behaviour: panic\n").unwrap();
+    let out = warden(&[
+        "test",
+        path(&guest("hostile")),
+        "--vectors",
+        path(&vectors),
+        "--config",
+        path(&config),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert!(
+        text.contains("actual:   deny oap.evaluator_error") && text.contains("warden.trap: "),
+        "{text}"
+    );
+}
+
+#[test]
+fn inspect_describes_a_loadable_component() {
+    use sha2::Digest;
+    let component = guest("allowlist");
+    let out = warden(&["inspect", path(&component)]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let bytes = std::fs::read(&component).unwrap();
+    assert!(
+        text.contains(&hex::encode(sha2::Sha256::digest(&bytes))),
+        "{text}"
+    );
+    assert!(text.contains(&format!("{} bytes", bytes.len())), "{text}");
+    assert!(text.contains("contract   warden:guardrail@0.1.0"), "{text}");
+    assert!(text.contains("  warden:guardrail/provider@0.1.0"), "{text}");
+    assert!(text.contains("  wasi:cli/stdout@"), "{text}");
+    assert!(text.contains("verdict    loadable"), "{text}");
+}
+
+#[test]
+fn inspect_flags_a_component_that_imports_the_filesystem() {
+    let out = warden(&["inspect", path(&guest("fs_importer"))]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert!(
+        text.lines()
+            .any(|l| l.contains("wasi:filesystem/") && l.contains("not granted to providers")),
+        "{text}"
+    );
+    assert!(
+        text.contains("verdict    REFUSED") && text.contains("imports `wasi:filesystem/"),
+        "{text}"
+    );
+}
+
+#[test]
+fn inspect_flags_a_component_built_against_another_contract() {
+    let out = warden(&["inspect", path(&guest("contract_v2"))]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert!(text.contains("contract   warden:guardrail@0.2.0"), "{text}");
+    assert!(text.contains("REFUSED"), "{text}");
+}
+
+#[test]
+fn inspect_prints_json_when_asked() {
+    let out = warden(&["inspect", "--json", path(&guest("fs_importer"))]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["contract"], "0.1.0");
+    assert!(
+        report["refusal"]
+            .as_str()
+            .unwrap()
+            .contains("wasi:filesystem/")
+    );
+    let forbidden: Vec<&str> = report["imports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["forbidden"] == true)
+        .map(|i| i["name"].as_str().unwrap())
+        .collect();
+    assert!(!forbidden.is_empty() && forbidden.iter().all(|i| i.starts_with("wasi:filesystem/")));
+}
+
+#[test]
+fn inspect_refuses_a_file_that_is_not_a_component() {
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("junk.wasm");
+    std::fs::write(&junk, "not wasm").unwrap();
+    let out = warden(&["inspect", path(&junk)]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("not a valid WebAssembly component"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn new_provider_never_writes_into_a_non_empty_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("mine.txt"), "keep").unwrap();
+    let out = warden(&["new", "provider", "guard", "--dir", path(dir.path())]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("not empty"), "{}", stderr(&out));
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn new_provider_refuses_a_name_that_is_not_a_crate_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("x");
+    let out = warden(&["new", "provider", "My Guard", "--dir", path(&target)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("not a valid provider name"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!target.exists());
+}
+
+/// Where the scaffold test builds: a directory of this build's target dir, kept
+/// between runs so that only the new crate is compiled each time.
+fn scaffold_target_dir() -> PathBuf {
+    guest_dir()
+        .ancestors()
+        .nth(3)
+        .expect("the guest dir is <target>/guests/<triple>/<profile>")
+        .join("scaffold")
+}
+
+fn cargo(dir: &Path, args: &[&str]) {
+    let out = Command::new(env!("CARGO"))
+        .args(args)
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", scaffold_target_dir())
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "cargo {args:?} failed:\n{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_new_provider_builds_and_passes_its_own_tests_and_vectors() {
+    let dir = tempfile::tempdir().unwrap();
+    let crate_dir = dir.path().join("pii-guard");
+    let out = warden_in(dir.path(), &["new", "provider", "pii-guard"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+
+    cargo(&crate_dir, &["test", "--quiet"]);
+    cargo(
+        &crate_dir,
+        &["build", "--quiet", "--release", "--target", "wasm32-wasip2"],
+    );
+    let component = scaffold_target_dir().join("wasm32-wasip2/release/pii_guard.wasm");
+
+    let out = warden_in(
+        &crate_dir,
+        &[
+            "test",
+            path(&component),
+            "--vectors",
+            "vectors.jsonl",
+            "--config",
+            "config.yaml",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(
+        stdout(&out).contains("5 passed, 0 failed"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        stdout(&out).contains("testing pii-guard 0.1.0"),
+        "{}",
+        stdout(&out)
+    );
+
+    let out = warden_in(&crate_dir, &["inspect", path(&component)]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+}

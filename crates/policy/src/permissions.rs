@@ -1,0 +1,293 @@
+//! The permission engine: a deterministic, native evaluator that runs before the
+//! providers. Stages, strictest wins, any error is a deny:
+//! 1. canonical arguments (see `canonical`); suspicious characters ask;
+//! 2. sensitive paths deny, whatever the rules or the mode;
+//! 3. `read_only` mode denies every tool that is not registered read-only;
+//! 4. rules: any deny, else any ask, else allow when every part is allowed;
+//!    what the shell parser cannot see through is at least an ask;
+//! 5. the mode's default when no rule decided.
+
+use serde::Deserialize;
+
+use super::canonical::CanonicalCall;
+use super::rules::{RuleOutcome, RuleSet};
+use super::sensitive::{self, Access, SensitivePaths, SensitivePathsConfig};
+use super::tools::{ToolKind, ToolRegistry, ToolsConfig};
+use warden_types::decision::{Decision, Reason, Verdict};
+
+/// Reason codes of the permission engine.
+pub mod codes {
+    pub const SENSITIVE_PATH: &str = "perm.sensitive_path";
+    pub const READ_ONLY_MODE: &str = "perm.read_only_mode";
+    pub const RULE_DENY: &str = "perm.rule_deny";
+    pub const RULE_ASK: &str = "perm.rule_ask";
+    pub const RULE_ALLOW: &str = "perm.rule_allow";
+    pub const OPAQUE_COMMAND: &str = "perm.opaque_command";
+    pub const SUSPICIOUS_CHARACTERS: &str = "perm.suspicious_characters";
+    pub const MODE_DEFAULT: &str = "perm.mode_default";
+}
+
+/// The policy id on every decision of the permission engine.
+pub const POLICY_ID: &str = "warden.permissions";
+
+/// How calls that no rule decides are treated.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Read-only tools are allowed; every other tool asks.
+    Default,
+    /// Everything the rules do not deny or ask is allowed.
+    #[default]
+    FullAuto,
+    /// Only read-only tools run; every other tool is denied.
+    ReadOnly,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Default => "default",
+            Mode::FullAuto => "full_auto",
+            Mode::ReadOnly => "read_only",
+        }
+    }
+}
+
+/// The `permissions:` block. Without it the engine runs in `full_auto` with no
+/// rules: sensitive paths, suspicious characters and opaque commands still apply.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PermissionsConfig {
+    pub mode: Mode,
+    #[serde(default)]
+    pub allow: Vec<String>,
+    #[serde(default)]
+    pub ask: Vec<String>,
+    #[serde(default)]
+    pub deny: Vec<String>,
+    #[serde(default)]
+    pub sensitive_paths: SensitivePathsConfig,
+    #[serde(default)]
+    pub tools: ToolsConfig,
+    /// The home directory for `~` when a call's context names none.
+    #[serde(default)]
+    pub home: Option<String>,
+    /// The working directory for relative paths when a call's context names none.
+    #[serde(default)]
+    pub cwd: Option<String>,
+}
+
+impl Default for PermissionsConfig {
+    fn default() -> Self {
+        PermissionsConfig {
+            mode: Mode::FullAuto,
+            allow: Vec::new(),
+            ask: Vec::new(),
+            deny: Vec::new(),
+            sensitive_paths: SensitivePathsConfig::default(),
+            tools: ToolsConfig::default(),
+            home: None,
+            cwd: None,
+        }
+    }
+}
+
+/// The engine, compiled from the config once per load.
+#[derive(Clone, Debug)]
+pub struct PermissionEngine {
+    mode: Mode,
+    rules: RuleSet,
+    sensitive: SensitivePaths,
+    pub(crate) tools: ToolRegistry,
+    pub(crate) home: Option<String>,
+    pub(crate) cwd: Option<String>,
+}
+
+impl PermissionEngine {
+    /// Compiles the config; an error names the key (relative to `permissions`).
+    pub fn new(config: &PermissionsConfig) -> Result<Self, (String, String)> {
+        let rules = RuleSet::parse(&config.deny, &config.ask, &config.allow)
+            .map_err(|(at, err)| (at, err.to_string()))?;
+        let sensitive = sensitive::compile(&config.sensitive_paths)
+            .map_err(|message| ("sensitive_paths".to_string(), message))?;
+        let tools = ToolRegistry::new(&config.tools).map_err(|e| ("tools".to_string(), e.0))?;
+        Ok(PermissionEngine {
+            mode: config.mode,
+            rules,
+            sensitive,
+            tools,
+            home: config.home.clone(),
+            cwd: config.cwd.clone(),
+        })
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    pub fn registry(&self) -> &ToolRegistry {
+        &self.tools
+    }
+
+    /// A call in canonical form, with this engine's registry and its fallback
+    /// home and working directory.
+    pub fn canonical(&self, call: &warden_types::request::ToolCall) -> CanonicalCall {
+        CanonicalCall::new(call, &self.tools, self.home.as_deref(), self.cwd.as_deref())
+    }
+
+    /// Judges a canonical call.
+    pub fn evaluate(&self, call: &CanonicalCall) -> Decision {
+        self.judge(call).0
+    }
+
+    /// Judges a canonical call, and says whether an explicit allow or ask
+    /// rule decided it (then risk triage's advisory findings stand aside).
+    pub fn judge(&self, call: &CanonicalCall) -> (Decision, bool) {
+        // 2. Sensitive paths: a hard boundary.
+        // Public material (a public key, a certificate, `known_hosts` read) is
+        // not a secret; what is written is judged as a write.
+        let writes = call.kind == ToolKind::Write;
+        let access = |path: &String, target: bool| {
+            if (target && writes) || call.written.contains(path) {
+                Access::Write
+            } else {
+                Access::Read
+            }
+        };
+        let paths = call
+            .paths
+            .iter()
+            .map(|p| (p, false))
+            .chain(call.target_paths.iter().map(|p| (p, true)));
+        for (path, target) in paths {
+            if let Some(pattern) = self.sensitive.protecting(path, access(path, target)) {
+                // A path under an unknown home reads better as `~/…`.
+                let shown = path
+                    .strip_prefix('/')
+                    .filter(|p| p.starts_with("~/"))
+                    .unwrap_or(path);
+                return (
+                    decision(
+                        Verdict::Deny,
+                        codes::SENSITIVE_PATH,
+                        format!("'{shown}' is a sensitive path (matches '{pattern}')"),
+                    ),
+                    false,
+                );
+            }
+        }
+        // 3. The mode's upper bound.
+        let read_only = self.tools.is_read_only(&call.tool);
+        if self.mode == Mode::ReadOnly && !read_only {
+            return (
+                decision(
+                    Verdict::Deny,
+                    codes::READ_ONLY_MODE,
+                    format!(
+                        "read_only mode: '{}' is not a registered read-only tool",
+                        call.tool
+                    ),
+                ),
+                false,
+            );
+        }
+        // 4. Rules.
+        let ruled = match self.rules.evaluate(call) {
+            RuleOutcome::Deny(rule) => {
+                return (
+                    decision(
+                        Verdict::Deny,
+                        codes::RULE_DENY,
+                        format!("denied by rule {}", rule.text()),
+                    )
+                    .with_meta("rule", rule.text()),
+                    true,
+                );
+            }
+            RuleOutcome::Ask(rule) => Some(
+                decision(
+                    Verdict::Ask,
+                    codes::RULE_ASK,
+                    format!("rule {} asks for approval", rule.text()),
+                )
+                .with_meta("rule", rule.text()),
+            ),
+            RuleOutcome::Allow(rules) => {
+                let texts: Vec<&str> = rules.iter().map(|r| r.text()).collect();
+                Some(
+                    decision(
+                        Verdict::Allow,
+                        codes::RULE_ALLOW,
+                        format!("allowed by {}", texts.join(", ")),
+                    )
+                    .with_meta("rule", texts.join(", ")),
+                )
+            }
+            RuleOutcome::NoMatch => None,
+        };
+        // 5. The mode's default.
+        let explicit = ruled.is_some();
+        let mut verdict = ruled.unwrap_or_else(|| self.mode_default(call, read_only));
+        // What cannot be seen through, or hides characters, is at least an ask.
+        let mut raise = |code: &str, message: String| {
+            if verdict.verdict == Verdict::Allow {
+                verdict = decision(Verdict::Ask, code, message);
+            } else if verdict.verdict == Verdict::Ask {
+                verdict.reasons.push(Reason::new(code, message));
+            }
+        };
+        if let Some(opaque) = call.opaque.first() {
+            raise(
+                codes::OPAQUE_COMMAND,
+                format!("the command cannot be analysed: {opaque}"),
+            );
+        }
+        if let Some(what) = call.suspicious.first() {
+            raise(
+                codes::SUSPICIOUS_CHARACTERS,
+                format!("the arguments hide characters: {what}"),
+            );
+        }
+        (verdict, explicit)
+    }
+
+    fn mode_default(&self, call: &CanonicalCall, read_only: bool) -> Decision {
+        let (verdict, why) = match self.mode {
+            // Nothing to say: full_auto allows what nothing else decides.
+            Mode::FullAuto => {
+                return Decision::new(Verdict::Allow, Vec::new()).with_policy(POLICY_ID);
+            }
+            Mode::Default | Mode::ReadOnly if read_only => (
+                Verdict::Allow,
+                format!("allows the read-only tool '{}'", call.tool),
+            ),
+            _ => {
+                let what = if call.kind == ToolKind::Shell {
+                    "a shell command"
+                } else {
+                    "a tool that is not read-only"
+                };
+                (
+                    Verdict::Ask,
+                    format!("asks before {what} ('{}')", call.tool),
+                )
+            }
+        };
+        decision(
+            verdict,
+            codes::MODE_DEFAULT,
+            format!("{} mode {why}", self.mode.as_str()),
+        )
+    }
+}
+
+impl Default for PermissionEngine {
+    fn default() -> Self {
+        PermissionEngine::new(&PermissionsConfig::default())
+            .expect("the default permissions compile")
+    }
+}
+
+fn decision(verdict: Verdict, code: &str, message: String) -> Decision {
+    Decision::new(verdict, vec![Reason::new(code, message)]).with_policy(POLICY_ID)
+}

@@ -1,0 +1,852 @@
+//! `warden._native`: Warden's Rust core inside a Python process, for the class
+//! `warden.Warden` of the `warden-guardrails` package (which wraps this module
+//! in the HTTP client's types and errors).
+//!
+//! One [`Core`] is what `warden serve` holds for its callers, minus HTTP: the
+//! live policy (the pipeline and its providers), the approval gate over the
+//! SQLite store in the data directory, and reloads of the same configuration.
+//! Every entry point answers what the daemon's route answers, in the same JSON
+//! shape (the same `Serialize` types, turned into Python objects), and refuses
+//! what the route refuses with the same status and code (raised as `ApiError`,
+//! which the Python side turns into `WardenHTTPError`). The pipeline runs with
+//! the GIL released.
+
+// Warden's public API, all of it in one place: the library (`warden`), the
+// approval gate (`warden-approval`) and the wire types (`warden-types`).
+use warden::Snapshot;
+use warden::refusal;
+use warden::{CallContext, Caller, Config, ConfigError, Evaluation, Reason, RequestError};
+use warden::{LoadError, ToolCall, Warden};
+use warden_approval::validate::{check_id, parse_body};
+use warden_approval::{
+    ApprovalError, ApprovalGate, Authority, GrantFilter, InteractionQuery, LOCAL_PRINCIPAL,
+    ListFilter, ModelResponse, ResumeRequest, Reviewer, RunRef, StoreError,
+    codes as approval_codes,
+};
+use warden_types::codes::EVALUATOR_ERROR;
+use warden_types::codes::{INPUT_TOO_DEEP, INPUT_TOO_LARGE};
+use warden_types::request::{MAX_INPUT_DEPTH, MAX_REQUEST_BYTES};
+
+mod answer;
+mod convert;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Instant, SystemTime};
+
+use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyString};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use convert::Problem;
+
+/// The bench figures depend on the allocator (docs/benchmarks.md: a third of
+/// the native stage was malloc/free with the system's), as the `warden`
+/// binary's do.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// The reason code of a call whose arguments JSON cannot carry: the same code
+/// and message the HTTP client answers (`warden.encoding`).
+const UNENCODABLE_INPUT: &str = "warden.unencodable_input";
+/// The approval store could not be read: the call is not judged (the code the
+/// daemon answers).
+const STORE_UNAVAILABLE: &str = "warden.store_unavailable";
+
+pyo3::create_exception!(
+    _native,
+    ConfigError_,
+    PyValueError,
+    "The configuration was refused: args are (message, file, key, reason, line, column)."
+);
+pyo3::create_exception!(
+    _native,
+    ApiError,
+    PyException,
+    "What the daemon answers with an HTTP error: args are (status, code, message, details)."
+);
+
+/// An error as the daemon's route would answer it.
+struct Failure {
+    status: u16,
+    code: &'static str,
+    message: String,
+    details: Value,
+}
+
+impl Failure {
+    fn new(status: u16, code: &'static str, message: impl Into<String>) -> Failure {
+        Failure {
+            status,
+            code,
+            message: message.into(),
+            details: Value::Null,
+        }
+    }
+
+    /// What only the harness controls was malformed (its context): 400.
+    fn bad_request(err: RequestError) -> Failure {
+        Failure::new(400, "invalid_request", err.to_string())
+    }
+
+    fn into_py(self, py: Python<'_>) -> PyErr {
+        let details = pythonize::pythonize(py, &self.details)
+            .map(Bound::unbind)
+            .unwrap_or_else(|_| py.None());
+        ApiError::new_err((self.status, self.code, self.message, details))
+    }
+}
+
+impl From<ApprovalError> for Failure {
+    fn from(err: ApprovalError) -> Failure {
+        // As the daemon: another process holds the store's write lock, nothing
+        // changed, and a retry may succeed.
+        if let ApprovalError::Store(StoreError::Busy { .. }) = &err {
+            return Failure::new(503, "store_busy", err.to_string());
+        }
+        Failure {
+            status: err.status(),
+            code: err.code(),
+            message: err.to_string(),
+            details: err.details(),
+        }
+    }
+}
+
+impl From<RequestError> for Failure {
+    fn from(err: RequestError) -> Failure {
+        Failure::bad_request(err)
+    }
+}
+
+/// Where the configuration comes from, so that a reload reads it again.
+enum Source {
+    File(PathBuf),
+    Text {
+        text: String,
+        name: String,
+        base_dir: PathBuf,
+    },
+}
+
+impl Source {
+    /// The configuration, and the SHA-256 of its bytes.
+    fn read(&self) -> Result<(Config, String), ConfigError> {
+        match self {
+            Source::File(path) => {
+                let bytes = std::fs::read(path).map_err(|source| ConfigError::Read {
+                    path: path.display().to_string(),
+                    source,
+                })?;
+                let text = String::from_utf8_lossy(&bytes);
+                let base_dir = path
+                    .parent()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_else(|| ".".into());
+                let config = Config::parse(&text, &path.display().to_string(), base_dir)?;
+                Ok((config, hex::encode(Sha256::digest(&bytes))))
+            }
+            Source::Text {
+                text,
+                name,
+                base_dir,
+            } => {
+                let config = Config::parse(text, name, base_dir.clone())?;
+                Ok((config, hex::encode(Sha256::digest(text.as_bytes()))))
+            }
+        }
+    }
+}
+
+/// Why the core could not be made.
+enum LoadFailure {
+    Config(ConfigError),
+    Load(LoadError),
+    Unhealthy { provider: String, message: String },
+    DataDir { path: PathBuf, err: std::io::Error },
+    Store(StoreError),
+}
+
+impl LoadFailure {
+    fn into_py(self) -> PyErr {
+        let message = self.to_string();
+        match self {
+            LoadFailure::Config(ConfigError::Invalid {
+                file,
+                key,
+                message: reason,
+                location,
+            }) => {
+                let (line, column) = location.0.unzip();
+                ConfigError_::new_err((message, Some(file), Some(key), reason, line, column))
+            }
+            LoadFailure::Config(ConfigError::Read { path, source }) => ConfigError_::new_err((
+                message,
+                Some(path),
+                None::<String>,
+                source.to_string(),
+                None::<usize>,
+                None::<usize>,
+            )),
+            _ => ConfigError_::new_err((
+                message.clone(),
+                None::<String>,
+                None::<String>,
+                message,
+                None::<usize>,
+                None::<usize>,
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for LoadFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadFailure::Config(err) => write!(f, "{err}"),
+            LoadFailure::Load(err) => write!(f, "{err}"),
+            LoadFailure::Unhealthy { provider, message } => {
+                write!(
+                    f,
+                    "provider '{provider}' could not be configured: {message}"
+                )
+            }
+            LoadFailure::DataDir { path, err } => write!(
+                f,
+                "cannot create the data directory {}: {err}",
+                path.display()
+            ),
+            LoadFailure::Store(err) => write!(f, "{err}"),
+        }
+    }
+}
+
+/// Warden in this process: the live policy, the approval gate, and the
+/// identity its callers have (see `sdk/python/README.md`, "In-process").
+#[pyclass(frozen, module = "warden._native")]
+struct Core {
+    source: Source,
+    warden: Arc<Warden>,
+    gate: ApprovalGate,
+    caller: Caller,
+    /// The name pauses and grants are scoped by, as a token's name is.
+    principal: String,
+    data_dir: PathBuf,
+    /// Whether `data_dir` came from the caller (then the file's is not used,
+    /// as with `warden serve --data-dir`).
+    data_dir_given: bool,
+    /// `hitl_approval.durability` at start: a reload cannot change it.
+    durability: String,
+    /// Reloads run one at a time.
+    reloading: Mutex<()>,
+}
+
+impl Core {
+    fn open(
+        source: Source,
+        data_dir: Option<PathBuf>,
+        caller: Caller,
+        principal: String,
+    ) -> Result<Core, LoadFailure> {
+        let (mut config, _) = source.read().map_err(LoadFailure::Config)?;
+        let data_dir_given = data_dir.is_some();
+        // As `warden serve --data-dir`: the argument, else the file's, made
+        // absolute so that a later change of directory moves nothing.
+        let dir = data_dir.unwrap_or_else(|| config.data_dir());
+        config.set_data_dir(&dir);
+        let data_dir = config.data_dir();
+        create_private_dir(&data_dir).map_err(|err| LoadFailure::DataDir {
+            path: data_dir.clone(),
+            err,
+        })?;
+        let warden = Arc::new(Warden::new(&config).map_err(LoadFailure::Load)?);
+        // As the daemon: a provider that cannot be configured stops the start.
+        if let Some((provider, failure)) = warden.snapshot().providers.unhealthy().next() {
+            return Err(LoadFailure::Unhealthy {
+                provider: provider.name().to_string(),
+                message: failure.to_string(),
+            });
+        }
+        let durability = config.hitl_approval.durability;
+        let gate = ApprovalGate::open(warden.clone(), &data_dir, durability)
+            .map_err(LoadFailure::Store)?;
+        Ok(Core {
+            source,
+            warden,
+            gate,
+            caller,
+            principal,
+            data_dir,
+            data_dir_given,
+            durability: durability.as_str().to_string(),
+            reloading: Mutex::new(()),
+        })
+    }
+
+    /// As the daemon's `POST /v1/evaluate` once the body is read: a thread
+    /// that waits for a human starts nothing new (a deny naming the pause);
+    /// not knowing whether it waits is a deny too; then the pipeline and the
+    /// approval list.
+    fn judge(&self, call: &ToolCall) -> Result<Evaluation, Failure> {
+        if let Some(thread_id) = &call.context.thread_id {
+            match self.gate.check_thread(&self.principal, thread_id) {
+                Ok(()) => {}
+                Err(err @ ApprovalError::ApprovalPending { .. }) => {
+                    let mut evaluation = refusal(
+                        &self.warden.snapshot(),
+                        approval_codes::APPROVAL_PENDING,
+                        &err.to_string(),
+                    );
+                    if let Value::Object(details) = err.details() {
+                        evaluation.metadata = details;
+                    }
+                    return Ok(evaluation);
+                }
+                Err(ApprovalError::Store(err)) => {
+                    return Ok(
+                        self.not_judged(&format!("the approval store could not be read: {err}"))
+                    );
+                }
+                Err(err) => return Err(err.into()),
+            }
+        }
+        Ok(self.warden.evaluate_alone(call, self.caller)?)
+    }
+
+    /// The deny for a call that could not be judged, led by
+    /// `oap.evaluator_error` as every failure is (the daemon's answer).
+    fn not_judged(&self, message: &str) -> Evaluation {
+        let mut evaluation = refusal(
+            &self.warden.snapshot(),
+            EVALUATOR_ERROR,
+            "guardrail evaluation unavailable (fail-closed)",
+        );
+        let reason = Reason::new(
+            STORE_UNAVAILABLE,
+            format!("{message}; the call was not judged"),
+        );
+        evaluation.decided_by = Some("store".into());
+        evaluation.reasons.push(reason);
+        if let Some(stage) = evaluation.stages.first_mut() {
+            stage.stage = "store".into();
+            stage.codes.push(STORE_UNAVAILABLE.into());
+            stage.error_detail = Some(STORE_UNAVAILABLE.into());
+        }
+        evaluation
+            .metadata
+            .insert("error_detail".into(), STORE_UNAVAILABLE.into());
+        evaluation
+    }
+
+    /// The deny for a call refused before it could be judged (`decided_by:
+    /// intake`), as the daemon answers it.
+    fn refused(&self, code: &str, message: &str) -> Evaluation {
+        refusal(&self.warden.snapshot(), code, message)
+    }
+
+    fn role(&self) -> &'static str {
+        match self.caller {
+            Caller::Internal => "internal",
+            _ => "agent",
+        }
+    }
+
+    /// Who answers for the embedding harness: a relay of the human it names,
+    /// on its own principal's pauses only (as a `relay: true` token).
+    fn reviewer(&self, claimed: Option<&str>) -> Result<Reviewer, Failure> {
+        Ok(Reviewer::authorize(
+            &self.principal,
+            self.role(),
+            Authority::Relay,
+            claimed,
+        )?)
+    }
+
+    fn reload_now(&self) -> Result<Value, Failure> {
+        let _one_at_a_time = self.reloading.lock().unwrap_or_else(|e| e.into_inner());
+        let started = Instant::now();
+        let old = self.warden.snapshot();
+        let serving = old.providers.generation();
+        let fail = |err: String| {
+            Failure::new(
+                422,
+                "reload_failed",
+                format!("reload refused, generation {serving} keeps serving: {err}"),
+            )
+        };
+        let (mut config, digest) = self.source.read().map_err(|e| fail(e.to_string()))?;
+        let mut warnings = Vec::new();
+        let wanted_dir = config.data_dir();
+        if !self.data_dir_given && config.data_dir.is_some() && wanted_dir != self.data_dir {
+            warnings.push(format!(
+                "data_dir changed to {}; restart to use it (still {})",
+                wanted_dir.display(),
+                self.data_dir.display()
+            ));
+        }
+        if config.hitl_approval.durability.as_str() != self.durability {
+            warnings.push("hitl_approval.durability changed; restart to apply it".to_string());
+        }
+        // A new data directory needs a restart: keep the running one.
+        config.set_data_dir(&self.data_dir);
+        let snapshot = Snapshot::load(&config).map_err(|e| fail(e.to_string()))?;
+        if let Some((provider, failure)) = snapshot.providers.unhealthy().next() {
+            return Err(fail(format!(
+                "provider '{}' could not be configured: {failure}",
+                provider.name()
+            )));
+        }
+        let previous = self.warden.registry().swap(snapshot);
+        let current = self.warden.snapshot();
+        Ok(json!({
+            "generation": current.providers.generation(),
+            "previous_generation": previous.providers.generation(),
+            "providers": digests(&current),
+            "previous_providers": digests(&previous),
+            "config_sha256": digest,
+            "duration_ms": (started.elapsed().as_secs_f64() * 1e6).round() / 1e3,
+            "warnings": warnings,
+        }))
+    }
+}
+
+/// `[{name, digest}]` of a snapshot's providers, as the reload answer lists them.
+fn digests(snapshot: &Snapshot) -> Value {
+    snapshot
+        .providers
+        .providers()
+        .iter()
+        .map(|p| json!({"name": p.name(), "digest": p.digest()}))
+        .collect()
+}
+
+fn rfc3339(t: SystemTime) -> String {
+    time::OffsetDateTime::from(t)
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+/// The data directory holds the approval store: only its owner may read it.
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
+/// A Rust value as the daemon's JSON, as Python objects.
+fn answer<'py, T: serde::Serialize>(py: Python<'py>, value: &T) -> PyResult<Bound<'py, PyAny>> {
+    Ok(pythonize::pythonize(py, value)?)
+}
+
+/// A call built from Python's arguments, or the deny it gets at intake.
+// Made once per call and taken apart at once: a box would only add an
+// allocation on the hot path.
+#[allow(clippy::large_enum_variant)]
+enum Intake {
+    Call(ToolCall),
+    Refused(&'static str, String),
+}
+
+/// The type's name, for a message.
+fn type_name(value: &Bound<'_, PyAny>) -> String {
+    value
+        .get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "value".into())
+}
+
+/// A string argument the daemon's body would carry as a JSON string; anything
+/// else is the 400 the daemon answers for that field.
+fn text_field(value: &Bound<'_, PyAny>, field: &str) -> Result<String, Failure> {
+    let text = value.cast::<PyString>().map_err(|_| {
+        Failure::bad_request(RequestError::Field {
+            field: field.to_string(),
+            message: format!("invalid type: {}, expected a string", type_name(value)),
+        })
+    })?;
+    text.to_cow().map(|t| t.into_owned()).map_err(|_| {
+        Failure::bad_request(RequestError::Field {
+            field: field.to_string(),
+            message: "the text holds a lone surrogate, which is not Unicode".into(),
+        })
+    })
+}
+
+fn intake(
+    tool_name: &Bound<'_, PyAny>,
+    tool_input: Option<&Bound<'_, PyAny>>,
+    tool_call_id: Option<&Bound<'_, PyAny>>,
+    context: Option<&Bound<'_, PyAny>>,
+) -> Result<Intake, Failure> {
+    let problem = |problem: Problem| match problem {
+        Problem::Unencodable { path, why } => Intake::Refused(
+            UNENCODABLE_INPUT,
+            format!("{path}: {why}; JSON cannot carry it, so the call is denied"),
+        ),
+        Problem::TooDeep => Intake::Refused(
+            INPUT_TOO_DEEP,
+            RequestError::TooDeep {
+                limit: MAX_INPUT_DEPTH,
+            }
+            .to_string(),
+        ),
+    };
+    let name = text_field(tool_name, "tool_name")?;
+    let mut size = name.len() + 64;
+    // One level more than the limit is read, so that the pipeline's own check
+    // refuses it with the daemon's code and message.
+    let input = match tool_input {
+        None => Value::Object(Default::default()),
+        Some(value) if value.is_none() => Value::Object(Default::default()),
+        Some(value) => match convert::to_value(value, 0, MAX_INPUT_DEPTH + 1, &mut size) {
+            Ok(input) => input,
+            Err(p) => return Ok(problem(convert::under(p, "tool_input"))),
+        },
+    };
+    let mut call = ToolCall::new(name, input);
+    if let Some(id) = tool_call_id.filter(|v| !v.is_none()) {
+        call.tool_call_id = Some(text_field(id, "tool_call_id")?);
+    }
+    if let Some(context) = context.filter(|v| !v.is_none()) {
+        let Ok(dict) = context.cast::<PyDict>() else {
+            return Err(Failure::bad_request(RequestError::Field {
+                field: "context".into(),
+                message: format!("invalid type: {}, expected a dict", type_name(context)),
+            }));
+        };
+        let value = match convert::object(dict, 0, MAX_INPUT_DEPTH, &mut size, true) {
+            Ok(value) => value,
+            Err(p) => return Ok(problem(convert::under(p, "context"))),
+        };
+        call.context =
+            serde_path_to_error::deserialize::<_, CallContext>(value).map_err(|err| {
+                let path = err.path().to_string();
+                Failure::bad_request(RequestError::Field {
+                    field: format!("context.{path}").trim_end_matches(".").to_string(),
+                    message: err.into_inner().to_string(),
+                })
+            })?;
+    }
+    // The estimate is below the JSON text's length; measure exactly only when
+    // it comes near the daemon's limit.
+    if size > MAX_REQUEST_BYTES / 2 {
+        let exact = serde_json::to_vec(&call)
+            .map(|v| v.len())
+            .unwrap_or(usize::MAX);
+        if exact > MAX_REQUEST_BYTES {
+            let err = RequestError::TooLarge {
+                size: exact,
+                limit: MAX_REQUEST_BYTES,
+            };
+            return Ok(Intake::Refused(INPUT_TOO_LARGE, err.to_string()));
+        }
+    }
+    Ok(Intake::Call(call))
+}
+
+#[pymethods]
+impl Core {
+    /// Loads the configuration (a file, or YAML text with the name errors give
+    /// it and the directory its relative paths start from) and everything it
+    /// names; compiles providers with the GIL released.
+    #[staticmethod]
+    #[pyo3(signature = (*, path=None, text=None, name=None, base_dir=None, data_dir=None, internal=true, principal=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn load(
+        py: Python<'_>,
+        path: Option<PathBuf>,
+        text: Option<String>,
+        name: Option<String>,
+        base_dir: Option<PathBuf>,
+        data_dir: Option<PathBuf>,
+        internal: bool,
+        principal: Option<String>,
+    ) -> PyResult<Core> {
+        let source = match (path, text) {
+            // Absolute, so that a reload after a change of directory reads the same file.
+            (Some(path), None) => Source::File(std::path::absolute(&path).unwrap_or(path)),
+            (None, Some(text)) => Source::Text {
+                text,
+                name: name.unwrap_or_else(|| "<string>".into()),
+                base_dir: base_dir.unwrap_or_else(|| ".".into()),
+            },
+            _ => {
+                return Err(PyValueError::new_err(
+                    "Core.load: give exactly one of path and text",
+                ));
+            }
+        };
+        let caller = if internal {
+            Caller::Internal
+        } else {
+            Caller::Agent
+        };
+        let principal = principal.unwrap_or_else(|| LOCAL_PRINCIPAL.to_string());
+        if let Err(err) = check_id("principal", &principal) {
+            return Err(PyValueError::new_err(err.to_string()));
+        }
+        py.detach(|| Core::open(source, data_dir, caller, principal))
+            .map_err(LoadFailure::into_py)
+    }
+
+    /// One tool call, as `POST /v1/evaluate` judges it; the daemon's answer.
+    #[pyo3(signature = (tool_name, tool_input=None, tool_call_id=None, context=None))]
+    fn evaluate<'py>(
+        &self,
+        py: Python<'py>,
+        tool_name: &Bound<'py, PyAny>,
+        tool_input: Option<&Bound<'py, PyAny>>,
+        tool_call_id: Option<&Bound<'py, PyAny>>,
+        context: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let call = match intake(tool_name, tool_input, tool_call_id, context) {
+            Ok(Intake::Call(call)) => call,
+            Ok(Intake::Refused(code, message)) => {
+                return answer::evaluation(py, &self.refused(code, &message));
+            }
+            Err(failure) => return Err(failure.into_py(py)),
+        };
+        match py.detach(|| self.judge(&call)) {
+            Ok(evaluation) => answer::evaluation(py, &evaluation),
+            Err(failure) => Err(failure.into_py(py)),
+        }
+    }
+
+    /// A request body of `POST /v1/evaluate` (JSON text), read as the daemon
+    /// reads it: strictly (size, depth, duplicate keys, unknown fields).
+    fn evaluate_json<'py>(
+        &self,
+        py: Python<'py>,
+        body: &Bound<'py, PyBytes>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let body = body.as_bytes();
+        let judged = py.detach(|| match ToolCall::from_json(body) {
+            Ok(call) => self.judge(&call),
+            Err(err) => match err.refusal_code() {
+                Some(code) => Ok(self.refused(code, &err.to_string())),
+                None => Err(Failure::bad_request(err)),
+            },
+        });
+        match judged {
+            Ok(evaluation) => answer::evaluation(py, &evaluation),
+            Err(failure) => Err(failure.into_py(py)),
+        }
+    }
+
+    /// A model response (JSON text) through the approval gate, as
+    /// `POST /v1/threads/{thread_id}/runs/{run_id}/tool-calls`. When the store
+    /// fails, every call of the response is denied.
+    fn submit_tool_calls<'py>(
+        &self,
+        py: Python<'py>,
+        thread_id: String,
+        run_id: String,
+        body: &Bound<'py, PyBytes>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let body = body.as_bytes();
+        let outcome = py.detach(|| -> Result<_, Failure> {
+            let run = RunRef::new(thread_id, run_id).of(self.principal.as_str());
+            let response = ModelResponse::from_json(body)?;
+            match self.gate.submit(&run, &response, self.caller) {
+                Err(ApprovalError::Store(err)) => {
+                    let reason = Reason::new(
+                        STORE_UNAVAILABLE,
+                        format!("the approval store failed: {err}; the call was not judged"),
+                    );
+                    Ok(self.gate.refuse(&run, Some(&response.message), reason))
+                }
+                other => Ok(other?),
+            }
+        });
+        match outcome {
+            Ok(outcome) => answer(py, &outcome),
+            Err(failure) => Err(failure.into_py(py)),
+        }
+    }
+
+    /// The thread's pending approvals (with `include_resolved`, all of them).
+    #[pyo3(signature = (thread_id, include_resolved=false))]
+    fn approvals<'py>(
+        &self,
+        py: Python<'py>,
+        thread_id: String,
+        include_resolved: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let filter = ListFilter {
+            principal: Some(self.principal.clone()),
+            thread_id: Some(thread_id),
+            include_resolved,
+        };
+        match py.detach(|| self.gate.approvals(&filter)) {
+            Ok(list) => answer(py, &list),
+            Err(err) => Err(Failure::from(err).into_py(py)),
+        }
+    }
+
+    /// A human's answer (the resume body, JSON text, its `reviewer` naming the
+    /// human), relayed by this process.
+    #[pyo3(signature = (thread_id, approval_id, body, idempotency_key=None))]
+    fn resume<'py>(
+        &self,
+        py: Python<'py>,
+        thread_id: String,
+        approval_id: String,
+        body: &Bound<'py, PyBytes>,
+        idempotency_key: Option<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let body = body.as_bytes();
+        let resolved = py.detach(|| -> Result<_, Failure> {
+            let mut request = ResumeRequest::from_json(body)?;
+            request.idempotency_key = idempotency_key;
+            request.check()?;
+            let reviewer = self.reviewer(request.reviewer.as_deref())?;
+            Ok(self
+                .gate
+                .resume(&reviewer, &thread_id, Some(&approval_id), &request)?)
+        });
+        match resolved {
+            Ok(resolution) => answer(py, &resolution),
+            Err(failure) => Err(failure.into_py(py)),
+        }
+    }
+
+    /// Standing grants of this principal, newest first.
+    #[pyo3(signature = (include_inactive=false))]
+    fn grants<'py>(&self, py: Python<'py>, include_inactive: bool) -> PyResult<Bound<'py, PyAny>> {
+        let filter = GrantFilter {
+            principal: Some(self.principal.clone()),
+            include_inactive,
+        };
+        match py.detach(|| self.gate.grants(&filter)) {
+            Ok(grants) => answer(py, &grants),
+            Err(err) => Err(Failure::from(err).into_py(py)),
+        }
+    }
+
+    /// Ends a standing grant now, in the name of the human `reviewer`.
+    #[pyo3(signature = (grant_id, reviewer=None))]
+    fn revoke_grant<'py>(
+        &self,
+        py: Python<'py>,
+        grant_id: String,
+        reviewer: Option<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let revoked = py.detach(|| -> Result<_, Failure> {
+            let reviewer = self.reviewer(reviewer.as_deref())?;
+            Ok(self.gate.revoke_grant(&reviewer, &grant_id)?)
+        });
+        match revoked {
+            Ok(grant) => answer(py, &grant),
+            Err(failure) => Err(failure.into_py(py)),
+        }
+    }
+
+    /// The run's resolved interaction policy for a query (JSON text,
+    /// `{"context": {...}, "tools": [...]}`), or for a run with no context.
+    #[pyo3(signature = (body=None))]
+    fn interaction<'py>(
+        &self,
+        py: Python<'py>,
+        body: Option<&Bound<'py, PyBytes>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let query: InteractionQuery = match body {
+            None => InteractionQuery::default(),
+            Some(body) => {
+                let bytes = body.as_bytes();
+                parse_body(bytes, bytes.len()).map_err(|e| Failure::bad_request(e).into_py(py))?
+            }
+        };
+        let snapshot = self.warden.snapshot();
+        let report =
+            warden_approval::interaction::resolve(&query, self.caller, &snapshot.approval_list)
+                .map_err(|e| Failure::bad_request(e).into_py(py))?;
+        let mut value = serde_json::to_value(&report)
+            .map_err(|e| Failure::new(500, "internal", e.to_string()).into_py(py))?;
+        value["caller"] = json!({"token": self.principal, "role": self.role()});
+        answer(py, &value)
+    }
+
+    /// Reads the configuration again and swaps the provider set atomically;
+    /// on failure the running set keeps serving (422 `reload_failed`).
+    fn reload<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        match py.detach(|| self.reload_now()) {
+            Ok(report) => answer(py, &report),
+            Err(failure) => Err(failure.into_py(py)),
+        }
+    }
+
+    /// The live provider set, as `GET /v1/admin/providers` lists it.
+    fn providers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let snapshot = self.warden.snapshot();
+        let set = &snapshot.providers;
+        let providers: Vec<Value> = set
+            .providers()
+            .iter()
+            .map(|p| {
+                json!({
+                    "name": p.name(),
+                    "provider": p.info().name,
+                    "version": p.info().version,
+                    "digest": p.digest(),
+                    "source": p.source(),
+                    "limits": p.limits(),
+                    "on_error": p.on_error(),
+                    "loaded_since": rfc3339(p.loaded_at()),
+                    "pool": p.pool_usage(),
+                })
+            })
+            .collect();
+        answer(
+            py,
+            &json!({
+                "generation": set.generation(),
+                "loaded_at": rfc3339(set.loaded_at()),
+                "enabled": snapshot.guardrails.enabled,
+                "providers": providers,
+            }),
+        )
+    }
+
+    /// As `GET /healthz`.
+    fn health<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let snapshot = self.warden.snapshot();
+        answer(
+            py,
+            &json!({
+                "status": "ok",
+                "generation": snapshot.providers.generation(),
+                "providers": snapshot.providers.providers().len(),
+            }),
+        )
+    }
+
+    /// The caller's role: `internal` or `agent`.
+    #[getter]
+    fn role_name(&self) -> &'static str {
+        self.role()
+    }
+
+    #[getter]
+    fn principal(&self) -> &str {
+        &self.principal
+    }
+
+    #[getter]
+    fn data_dir(&self) -> PathBuf {
+        self.data_dir.clone()
+    }
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Core>()?;
+    m.add("ConfigError", m.py().get_type::<ConfigError_>())?;
+    m.add("ApiError", m.py().get_type::<ApiError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

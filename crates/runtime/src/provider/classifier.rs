@@ -1,0 +1,212 @@
+//! A risk classifier: a component exporting the contract's `classifier` world,
+//! consulted by risk triage. It sees only the tool name and the canonical
+//! arguments, answers low or high risk with a reason (never a decision), runs
+//! under the same sandbox limits as a provider, and is asked at most once per
+//! call signature: its answers are cached.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::Serialize;
+use sha2::{Digest as _, Sha256};
+use wasmtime::Store;
+use wasmtime::component::InstancePre;
+
+use super::{
+    FailureKind, LoadError, ProviderFailure, ProviderInfo, Sandbox, Sources, World, load_component,
+};
+use crate::engine::HostState;
+use crate::spec::ProviderSpec;
+use warden_types::OnError;
+use warden_types::Risk;
+
+/// Host bindings for the classifier world.
+mod bindings {
+    wasmtime::component::bindgen!({
+        path: "../../wit",
+        world: "risk-classifier",
+    });
+}
+
+use bindings::exports::warden::guardrail::classifier as wit;
+use bindings::{RiskClassifier, RiskClassifierPre};
+
+/// Answers kept per classifier; past this the oldest are forgotten.
+const CACHE_ENTRIES: usize = 4096;
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Assessment {
+    pub risk: Risk,
+    pub reason: String,
+}
+
+/// A loaded classifier.
+pub struct Classifier {
+    name: String,
+    digest: String,
+    on_error: Option<OnError>,
+    sandbox: Sandbox<RiskClassifier>,
+    cache: Mutex<AnswerCache>,
+    calls: AtomicU64,
+    hits: AtomicU64,
+}
+
+#[derive(Default)]
+struct AnswerCache {
+    answers: HashMap<[u8; 32], Assessment>,
+    order: VecDeque<[u8; 32]>,
+}
+
+impl World for RiskClassifier {
+    type Pre = RiskClassifierPre<HostState>;
+
+    fn pre(instance_pre: InstancePre<HostState>) -> wasmtime::Result<Self::Pre> {
+        RiskClassifierPre::new(instance_pre)
+    }
+
+    fn instantiate(pre: &Self::Pre, store: &mut Store<HostState>) -> wasmtime::Result<Self> {
+        pre.instantiate(store)
+    }
+
+    fn info(&self, store: &mut Store<HostState>) -> wasmtime::Result<ProviderInfo> {
+        let info = self.warden_guardrail_classifier().call_info(store)?;
+        Ok(ProviderInfo {
+            name: info.name,
+            version: info.version,
+        })
+    }
+
+    fn configure(
+        &self,
+        store: &mut Store<HostState>,
+        config: &str,
+    ) -> wasmtime::Result<Result<(), String>> {
+        self.warden_guardrail_classifier()
+            .call_configure(store, config)
+    }
+}
+
+impl Classifier {
+    /// Loads a classifier.
+    pub fn load(spec: &ProviderSpec, sources: &Sources<'_>) -> Result<Classifier, LoadError> {
+        let config =
+            spec.resolved_config(sources.base_dir)
+                .map_err(|source| LoadError::ConfigFile {
+                    provider: spec.name.clone(),
+                    source,
+                })?;
+        let (component, compiled) = load_component(
+            &spec.name,
+            &spec.wasm,
+            spec.sha256.as_deref(),
+            "classifier",
+            sources,
+        )?;
+        let sandbox = Sandbox::new(
+            &spec.name,
+            &compiled.component,
+            spec.limits,
+            spec.instance,
+            config.to_string(),
+        )?;
+        Ok(Classifier {
+            name: spec.name.clone(),
+            digest: component.sha256,
+            on_error: spec.on_error,
+            sandbox,
+            cache: Mutex::new(AnswerCache::default()),
+            calls: AtomicU64::new(0),
+            hits: AtomicU64::new(0),
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn digest(&self) -> &str {
+        &self.digest
+    }
+
+    /// What a failed classification means: `ask` or `deny` raise the verdict;
+    /// absent (or `allow`), the verdict stands and the failure is logged.
+    pub fn on_error(&self) -> Option<OnError> {
+        self.on_error
+    }
+
+    pub fn health(&self) -> Result<(), &ProviderFailure> {
+        self.sandbox.health()
+    }
+
+    /// Calls into the guest so far, and answers served from the cache.
+    pub fn stats(&self) -> (u64, u64) {
+        (
+            self.calls.load(Ordering::Relaxed),
+            self.hits.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Assesses a call; the second value is true when the answer came from the
+    /// cache. Failures are not cached: the next identical call asks again.
+    pub fn classify(
+        &self,
+        tool_name: &str,
+        canonical_input: &str,
+    ) -> Result<(Assessment, bool), ProviderFailure> {
+        let key: [u8; 32] = Sha256::new()
+            .chain_update(tool_name.as_bytes())
+            .chain_update([0])
+            .chain_update(canonical_input.as_bytes())
+            .finalize()
+            .into();
+        if let Some(answer) = self.lock().answers.get(&key).cloned() {
+            self.hits.fetch_add(1, Ordering::Relaxed);
+            return Ok((answer, true));
+        }
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        let max_output = self.sandbox.limits().max_output_bytes;
+        let (answer, _fuel) = self.sandbox.call(
+            tool_name.len() + canonical_input.len(),
+            |guest, store| {
+                guest
+                    .warden_guardrail_classifier()
+                    .call_classify(store, tool_name, canonical_input)
+            },
+            |raw: wit::Assessment| {
+                if raw.reason.len() > max_output {
+                    return Err(ProviderFailure::new(
+                        FailureKind::InvalidDecision,
+                        format!(
+                            "the assessment's reason is {} bytes; the limit is {max_output}",
+                            raw.reason.len()
+                        ),
+                    ));
+                }
+                Ok(Assessment {
+                    risk: match raw.risk {
+                        wit::Risk::Low => Risk::Low,
+                        wit::Risk::High => Risk::High,
+                    },
+                    reason: raw.reason,
+                })
+            },
+        )?;
+        let mut cache = self.lock();
+        if cache.order.len() >= CACHE_ENTRIES
+            && let Some(oldest) = cache.order.pop_front()
+        {
+            cache.answers.remove(&oldest);
+        }
+        if cache.answers.insert(key, answer.clone()).is_none() {
+            cache.order.push_back(key);
+        }
+        Ok((answer, false))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, AnswerCache> {
+        self.cache
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}

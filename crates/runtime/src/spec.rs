@@ -1,0 +1,180 @@
+//! A provider as the operator configures it: the component, its pin, its
+//! configuration, its role and its sandbox limits (`guardrails.providers[]`).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use warden_types::OnError;
+
+/// One provider: a component, its pin, its configuration and its limits.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderSpec {
+    /// A unique name, used in reasons, metrics and the audit log.
+    pub name: String,
+    /// `builtin:<name>` for a shipped provider, or a path to a `.wasm` component
+    /// (relative to this file).
+    pub wasm: String,
+    /// The component's expected SHA-256 (hex). When set, any other bytes are refused.
+    #[serde(default)]
+    pub sha256: Option<String>,
+    /// Passed to the provider's `configure` as JSON.
+    #[serde(default = "empty_object")]
+    pub config: Value,
+    /// Files (JSON, or YAML for any other extension; relative to this file)
+    /// read whenever the provider is loaded, so on every reload, and put
+    /// into `config` under their key: `{passport: passport.json}`.
+    #[serde(default)]
+    pub config_files: std::collections::BTreeMap<String, PathBuf>,
+    #[serde(default)]
+    pub limits: Limits,
+    /// What this provider's failures mean: `deny` or `allow` (fail open, for
+    /// advisory providers only). Absent: as `guardrails.fail_closed` says.
+    #[serde(default)]
+    pub on_error: Option<OnError>,
+    /// `warm` (default): instances are configured once and reused.
+    /// `fresh`: a new instance for every call, nothing carries over between calls.
+    #[serde(default)]
+    pub instance: InstanceMode,
+    /// `guardrail` (default): runs in the provider chain. `classifier`: exports
+    /// the classifier world and is consulted by risk triage only.
+    #[serde(default)]
+    pub role: Role,
+}
+
+/// What a component is for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    #[default]
+    Guardrail,
+    Classifier,
+}
+
+fn empty_object() -> Value {
+    Value::Object(Default::default())
+}
+
+/// The largest file `config_files` may name.
+pub const MAX_CONFIG_FILE_BYTES: u64 = 4 << 20;
+
+/// Why a provider's config file could not be used.
+#[derive(Debug, thiserror::Error)]
+#[error("config_files.{key}: {path}: {message}")]
+pub struct ConfigFileError {
+    pub key: String,
+    pub path: String,
+    pub message: String,
+}
+
+impl ProviderSpec {
+    /// The provider's configuration with every `config_files` entry read
+    /// (relative to `base_dir`) and put in under its key.
+    pub fn resolved_config(&self, base_dir: &Path) -> Result<Value, ConfigFileError> {
+        let mut config = self.config.clone();
+        for (key, file) in &self.config_files {
+            let path = base_dir.join(file);
+            let error = |message: String| ConfigFileError {
+                key: key.clone(),
+                path: path.display().to_string(),
+                message,
+            };
+            let size = std::fs::metadata(&path)
+                .map_err(|e| error(e.to_string()))?
+                .len();
+            if size > MAX_CONFIG_FILE_BYTES {
+                return Err(error(format!(
+                    "{size} bytes; the limit is {MAX_CONFIG_FILE_BYTES}"
+                )));
+            }
+            let text = std::fs::read_to_string(&path).map_err(|e| error(e.to_string()))?;
+            let json = path
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+            let value: Value = if json {
+                serde_json::from_str(&text).map_err(|e| error(format!("invalid JSON: {e}")))?
+            } else {
+                serde_norway::from_str(&text).map_err(|e| error(format!("invalid YAML: {e}")))?
+            };
+            if let Value::Object(map) = &mut config {
+                map.insert(key.clone(), value);
+            }
+        }
+        Ok(config)
+    }
+}
+
+/// How instances are reused between calls.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InstanceMode {
+    #[default]
+    Warm,
+    Fresh,
+}
+
+/// Per-provider sandbox limits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    /// Wall-clock time for one call (and for `configure`), including the wait
+    /// for a free instance.
+    pub timeout_ms: u64,
+    /// WebAssembly fuel (roughly, instructions) for one call.
+    pub fuel: u64,
+    /// The most linear memory one instance may have.
+    pub memory_mb: u64,
+    /// The largest request (tool name, arguments and attribution) the provider is given.
+    pub max_input_bytes: usize,
+    /// The largest decision the provider may return.
+    pub max_output_bytes: usize,
+    /// The most instances alive at once; a call waits for one at most `timeout_ms`.
+    pub pool_size: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            timeout_ms: 100,
+            fuel: 100_000_000,
+            memory_mb: 64,
+            max_input_bytes: 256 * 1024,
+            max_output_bytes: 64 * 1024,
+            pool_size: 4,
+        }
+    }
+}
+
+impl Limits {
+    /// Ranges that keep a provider both useful and contained.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        let range = |field: &'static str, value: u64, lo: u64, hi: u64| {
+            if value < lo || value > hi {
+                Err((field, format!("{value} is out of range {lo}..={hi}")))
+            } else {
+                Ok(())
+            }
+        };
+        range("timeout_ms", self.timeout_ms, 1, 60_000)?;
+        range("fuel", self.fuel, 1_000, 1 << 50)?;
+        range("memory_mb", self.memory_mb, 1, 4096)?;
+        range("max_input_bytes", self.max_input_bytes as u64, 64, 64 << 20)?;
+        range(
+            "max_output_bytes",
+            self.max_output_bytes as u64,
+            64,
+            16 << 20,
+        )?;
+        range("pool_size", self.pool_size as u64, 1, 256)?;
+        Ok(())
+    }
+
+    pub fn timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.timeout_ms)
+    }
+
+    pub fn memory_bytes(&self) -> usize {
+        (self.memory_mb as usize) << 20
+    }
+}

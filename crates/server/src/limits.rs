@@ -1,0 +1,179 @@
+//! The `server.limits:` block: what one request may send, how long a client may
+//! take over each part of it, how many connections and bodies the daemon holds
+//! at once, and the threads that judge calls. Every limit has a default that is
+//! safe against a client that never finishes, and a range that keeps the daemon
+//! useful.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// The `server.limits:` block.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct HttpLimits {
+    /// The largest request body accepted, in bytes.
+    pub max_body_bytes: usize,
+    /// The deepest JSON nesting accepted in a request body.
+    pub max_json_depth: usize,
+    /// The most connections open at once; lowered to fit the open-file limit.
+    /// At the cap, the connection idle the longest is closed for a new one.
+    pub max_connections: usize,
+    /// The most requests whose body is being read or judged at once: memory
+    /// for bodies stays under this times `max_body_bytes`. Others wait for a
+    /// turn up to `body_read_timeout_ms`, then get 503 `overloaded`.
+    pub max_concurrent_bodies: usize,
+    /// From the first byte of a request to the end of its headers.
+    pub header_read_timeout_ms: u64,
+    /// How long a connection may wait for its next request.
+    pub idle_timeout_ms: u64,
+    /// A body is given this long, plus one second for every
+    /// `min_body_bytes_per_s` bytes that arrive; past it, 408 `body_timeout`.
+    pub body_read_timeout_ms: u64,
+    /// The slowest rate at which a body may arrive, past the first
+    /// `body_read_timeout_ms`.
+    pub min_body_bytes_per_s: u64,
+    /// On SIGTERM: how long calls in flight may take to finish before their
+    /// connections are dropped.
+    pub shutdown_timeout_ms: u64,
+    /// Threads that judge calls (the pipeline and the approval store); 0: one
+    /// per core.
+    pub workers: usize,
+    /// Calls that may wait for a worker; past it a call is denied at once with
+    /// `warden.overloaded`.
+    pub queue_depth: usize,
+    /// How long a write to the approval store waits for another process's
+    /// transaction before it fails (closed).
+    pub store_busy_timeout_ms: u64,
+}
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        HttpLimits {
+            max_body_bytes: warden_types::request::MAX_REQUEST_BYTES,
+            max_json_depth: warden_types::request::MAX_INPUT_DEPTH,
+            max_connections: 1024,
+            max_concurrent_bodies: 32,
+            header_read_timeout_ms: 10_000,
+            idle_timeout_ms: 30_000,
+            body_read_timeout_ms: 10_000,
+            min_body_bytes_per_s: 16 * 1024,
+            shutdown_timeout_ms: 10_000,
+            workers: 0,
+            queue_depth: 256,
+            store_busy_timeout_ms: 250,
+        }
+    }
+}
+
+impl HttpLimits {
+    /// Ranges that keep the daemon both useful and safe.
+    pub fn check(&self) -> Result<(), String> {
+        let range = |key: &str, value: u64, lo: u64, hi: u64| {
+            if (lo..=hi).contains(&value) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "server.limits.{key}: {value} is out of range {lo}..={hi}"
+                ))
+            }
+        };
+        range("max_body_bytes", self.max_body_bytes as u64, 1024, 16 << 20)?;
+        range("max_json_depth", self.max_json_depth as u64, 2, 256)?;
+        range("max_connections", self.max_connections as u64, 1, 1 << 20)?;
+        range(
+            "max_concurrent_bodies",
+            self.max_concurrent_bodies as u64,
+            1,
+            1 << 16,
+        )?;
+        range(
+            "header_read_timeout_ms",
+            self.header_read_timeout_ms,
+            100,
+            600_000,
+        )?;
+        range("idle_timeout_ms", self.idle_timeout_ms, 100, 3_600_000)?;
+        range(
+            "body_read_timeout_ms",
+            self.body_read_timeout_ms,
+            100,
+            600_000,
+        )?;
+        range(
+            "min_body_bytes_per_s",
+            self.min_body_bytes_per_s,
+            1,
+            1 << 30,
+        )?;
+        range("shutdown_timeout_ms", self.shutdown_timeout_ms, 0, 600_000)?;
+        range("workers", self.workers as u64, 0, 1024)?;
+        range("queue_depth", self.queue_depth as u64, 1, 1 << 20)?;
+        range(
+            "store_busy_timeout_ms",
+            self.store_busy_timeout_ms,
+            1,
+            60_000,
+        )?;
+        Ok(())
+    }
+
+    pub fn header_read_timeout(&self) -> Duration {
+        Duration::from_millis(self.header_read_timeout_ms)
+    }
+
+    pub fn idle_timeout(&self) -> Duration {
+        Duration::from_millis(self.idle_timeout_ms)
+    }
+
+    pub fn body_read_timeout(&self) -> Duration {
+        Duration::from_millis(self.body_read_timeout_ms)
+    }
+
+    pub fn shutdown_timeout(&self) -> Duration {
+        Duration::from_millis(self.shutdown_timeout_ms)
+    }
+
+    pub fn store_busy_timeout(&self) -> Duration {
+        Duration::from_millis(self.store_busy_timeout_ms)
+    }
+
+    /// The judging threads: `workers`, or one per core.
+    pub fn worker_count(&self) -> usize {
+        match self.workers {
+            0 => std::thread::available_parallelism().map_or(2, |n| n.get()),
+            n => n,
+        }
+    }
+
+    /// The limits only a restart applies, by key, for a reload's warnings.
+    pub(super) fn fixed_at_start(&self) -> [(&'static str, u64); 5] {
+        [
+            ("max_connections", self.max_connections as u64),
+            ("max_concurrent_bodies", self.max_concurrent_bodies as u64),
+            ("workers", self.workers as u64),
+            ("queue_depth", self.queue_depth as u64),
+            ("store_busy_timeout_ms", self.store_busy_timeout_ms),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_defaults_are_in_range() {
+        HttpLimits::default().check().unwrap();
+    }
+
+    #[test]
+    fn a_limit_out_of_range_is_refused_naming_it() {
+        let limits = HttpLimits {
+            min_body_bytes_per_s: 0,
+            ..HttpLimits::default()
+        };
+        let err = limits.check().unwrap_err();
+        assert!(err.contains("server.limits.min_body_bytes_per_s"), "{err}");
+    }
+}

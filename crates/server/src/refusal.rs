@@ -1,0 +1,103 @@
+//! Answers for calls the daemon could not judge: the judging pool was full, or
+//! the approval store could not say whether the call's thread waits for a
+//! human. Each is a deny in the shape of the route's answer, led by
+//! `oap.evaluator_error` as every provider failure is, with a `warden.*` code
+//! that says why: never an allow, and never an error a harness could read as
+//! "go ahead".
+
+use serde_json::{Map, Value};
+
+use warden::{Evaluation, StageReport};
+use warden_approval::journal::denied;
+use warden_approval::{ApprovalError, GateOutcome, ModelResponse, RunRef, RunState};
+use warden_policy::interaction::RunInteractionPolicy;
+use warden_types::Caller;
+use warden_types::decision::{Reason, Verdict, codes};
+use warden_types::request::{RequestError, ToolCall};
+
+/// Every judging thread is busy and the queue is full.
+pub const OVERLOADED: &str = "warden.overloaded";
+/// The approval store could not be read or written in time.
+pub const STORE_UNAVAILABLE: &str = "warden.store_unavailable";
+/// The stage the refusal names in `decided_by`.
+pub const STAGE: &str = "daemon";
+
+/// Why a call was not judged, as its reasons.
+fn reasons(code: &'static str, message: &str) -> Vec<Reason> {
+    vec![
+        Reason::new(
+            codes::EVALUATOR_ERROR,
+            "guardrail evaluation unavailable (fail-closed)",
+        ),
+        Reason::new(code, format!("{message}; the call was not judged")),
+    ]
+}
+
+/// The deny `POST /v1/evaluate` answers for a call it could not judge.
+pub fn evaluation(
+    call: &ToolCall,
+    caller: Caller,
+    generation: u64,
+    code: &'static str,
+    message: &str,
+) -> Result<Evaluation, RequestError> {
+    let mode = RunInteractionPolicy::resolve(&call.context, caller)?.mode;
+    let reasons = reasons(code, message);
+    let mut metadata = Map::new();
+    metadata.insert("error_detail".into(), Value::from(code));
+    Ok(Evaluation {
+        verdict: Verdict::Deny,
+        allow: false,
+        stages: vec![StageReport {
+            stage: STAGE.into(),
+            verdict: Verdict::Deny,
+            codes: reasons.iter().map(|r| r.code.clone()).collect(),
+            duration_us: 0,
+            digest: None,
+            fuel_used: None,
+            error_detail: Some(code.into()),
+            classifier: None,
+        }],
+        reasons,
+        policy_id: None,
+        metadata,
+        decided_by: Some(STAGE.into()),
+        interaction_mode: mode,
+        decision_record: None,
+        generation,
+        duration_us: 0,
+        judged_at: warden_policy::trust::admit(call, caller).judged_at,
+    })
+}
+
+/// The answer the tool-calls route gives for a model response it could not
+/// judge: every call denied, the run going on without them.
+pub fn gate_outcome(
+    run: &RunRef,
+    response: &ModelResponse,
+    caller: Caller,
+    generation: u64,
+    code: &'static str,
+    message: &str,
+) -> Result<GateOutcome, ApprovalError> {
+    let mode = RunInteractionPolicy::resolve(&response.context, caller)?.mode;
+    let reasons = reasons(code, message);
+    Ok(GateOutcome {
+        thread_id: run.thread_id.clone(),
+        run_id: run.run_id.clone(),
+        run_state: RunState::Running,
+        approval_id: None,
+        requests: Vec::new(),
+        calls: response
+            .message
+            .tool_calls
+            .iter()
+            .enumerate()
+            .map(|(index, call)| denied(index, call, reasons.clone(), Some(STAGE)))
+            .collect(),
+        message: response.message.clone(),
+        interaction_mode: mode,
+        generation,
+        notices: Vec::new(),
+    })
+}

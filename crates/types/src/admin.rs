@@ -1,0 +1,111 @@
+//! The daemon's admin and health answers: a reload's report, the live provider
+//! set with each provider's limits and pool, `/healthz`, and the token that
+//! asked. The daemon builds them from its live state; the clients read them.
+
+use serde::{Deserialize, Serialize};
+
+use crate::decision::OnError;
+
+/// A provider of a set, by name and component digest (the reload answer and
+/// the swap audit log).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ProviderDigest {
+    pub name: String,
+    pub digest: String,
+}
+
+/// `POST /v1/admin/reload`: the answer to a successful reload.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ReloadReport {
+    /// The generation now serving.
+    pub generation: u64,
+    /// The generation it replaced.
+    pub previous_generation: u64,
+    pub providers: Vec<ProviderDigest>,
+    pub previous_providers: Vec<ProviderDigest>,
+    /// The SHA-256 of the config file that was applied.
+    pub config_sha256: String,
+    /// From the reload's start to the new set serving.
+    pub duration_ms: f64,
+    /// Changes that need a restart to take effect (they were not applied).
+    pub warnings: Vec<String>,
+}
+
+/// A provider's sandbox limits, as configured (`limits:`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Limits {
+    /// Wall-clock time for one call, including the wait for a free instance.
+    pub timeout_ms: u64,
+    /// WebAssembly fuel (roughly, instructions) for one call.
+    pub fuel: u64,
+    /// The most linear memory one instance may have.
+    pub memory_mb: u64,
+    /// The largest request the provider is given.
+    pub max_input_bytes: u64,
+    /// The largest decision the provider may return.
+    pub max_output_bytes: u64,
+    /// The most instances alive at once.
+    pub pool_size: u64,
+}
+
+/// A provider's warm instances right now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct PoolUsage {
+    pub capacity: u64,
+    pub live: u64,
+    pub idle: u64,
+}
+
+/// A provider of the live set.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ProviderStatus {
+    /// The name the config gives it.
+    pub name: String,
+    /// What the component says it is.
+    pub provider: String,
+    pub version: String,
+    pub digest: String,
+    /// Where the component was loaded from.
+    pub source: String,
+    pub limits: Limits,
+    pub on_error: OnError,
+    pub loaded_since: String,
+    pub pool: PoolUsage,
+}
+
+/// `GET /v1/admin/providers`: the live provider set.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ProviderList {
+    pub generation: u64,
+    pub loaded_at: String,
+    /// `guardrails.enabled`.
+    pub enabled: bool,
+    pub providers: Vec<ProviderStatus>,
+}
+
+/// `GET /healthz`: the daemon is up and has a provider set.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Health {
+    /// `ok`.
+    pub status: String,
+    pub generation: u64,
+    /// How many providers the live set has.
+    pub providers: u64,
+}
+
+/// The token that asked, as the daemon knows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct TokenInfo {
+    /// The token's name (the principal).
+    pub token: String,
+    /// `agent`, `internal`, `admin`, `approver`: only an internal token may set the mode.
+    pub role: String,
+}

@@ -1,0 +1,30 @@
+//! The types every side of Warden shares: the tool call and its context, who
+//! is calling, verdicts and reasons, the evaluation and its stage reports, the
+//! approval routes' bodies, the admin and health answers, the error body, and
+//! every reason code the host emits. The daemon sends these, the Rust and
+//! Python clients read them, and the OpenAPI document is generated from them
+//! (the `schema` feature derives their JSON Schemas).
+//!
+//! serde only, so that it builds for `wasm32-wasip2` and a provider can use
+//! the codes.
+
+pub mod admin;
+pub mod approval;
+pub mod caller;
+pub mod codes;
+pub mod decision;
+pub mod error;
+pub mod evaluation;
+pub mod message;
+pub mod request;
+pub mod resolved;
+pub mod strict_json;
+pub mod surfaces;
+
+pub use caller::{Asserts, Attribution, Caller};
+pub use decision::{Decision, OnError, Reason, StageOpinion, Verdict, combine};
+pub use error::{ApprovalError, ErrorBody, ErrorDetail, Mismatch, PendingRequest, StoreError};
+pub use evaluation::{
+    ClassifierReport, DecisionRecord, Evaluation, InteractionMode, Risk, StageReport,
+};
+pub use request::{CallContext, RequestError, ToolCall};

@@ -1,0 +1,471 @@
+//! The operator's configuration: one YAML file, parsed strictly. An unknown key,
+//! a wrong type or a value out of range is refused with the file, the key's path
+//! in the file (`guardrails.providers[0].limits.fuel`) and, where known, the line.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use warden_policy::permissions::{PermissionEngine, PermissionsConfig};
+use warden_policy::triage::TriageConfig;
+pub use warden_runtime::spec::{InstanceMode, Limits, ProviderSpec, Role};
+pub use warden_types::OnError;
+
+pub use crate::hitl::{
+    DEFAULT_MAX_PENDING, Durability, Entry, HitlApproval, NonInteractive, NotifyHook,
+    parse_duration,
+};
+
+/// The embedded default configuration: the shipped providers on sensible settings.
+pub const DEFAULT_CONFIG: &str = include_str!("../../../examples/warden.yaml");
+
+/// The files the embedded default names in `config_files`, embedded with it so
+/// that it works from any directory.
+const DEFAULT_CONFIG_FILES: &[(&str, &str)] = &[(
+    "passport.json",
+    include_str!("../../../examples/passport.json"),
+)];
+
+/// The data directory when the configuration names none.
+pub const DEFAULT_DATA_DIR: &str = ".warden";
+
+/// The whole configuration file.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// The providers and what their failures mean (`guardrails:`).
+    #[serde(default)]
+    pub guardrails: Guardrails,
+    /// Tools whose calls need a human's approval (`approval::HitlApproval`).
+    #[serde(default)]
+    pub hitl_approval: HitlApproval,
+    /// The native permission engine. Absent: `full_auto` with no rules (the
+    /// sensitive paths and the checks on hidden characters and opaque shell
+    /// commands still apply).
+    #[serde(default)]
+    pub permissions: Option<PermissionsConfig>,
+    /// Risk triage after the permission engine and the providers.
+    #[serde(default)]
+    pub triage: TriageConfig,
+    /// Where Warden keeps its state (approval store, caches, logs); relative to
+    /// this file. Default: `.warden` in the working directory.
+    #[serde(default)]
+    pub data_dir: Option<PathBuf>,
+    /// `decision_log:`: the library reads `redact` (reasons are redacted
+    /// when they are made); the rest is the daemon's (`warden_server`).
+    #[serde(default)]
+    pub decision_log: DecisionLogSection,
+    /// `server:`: the daemon's (`warden_server`), which reads and checks it;
+    /// the library accepts it so that one file serves both.
+    #[serde(default, rename = "server")]
+    _server: Option<serde::de::IgnoredAny>,
+    /// Sign every decision with this key (see `warden keygen`). Absent: no records.
+    #[serde(default)]
+    pub signing: Option<SigningConfig>,
+    /// Where relative paths in this file are resolved: the file's directory.
+    #[serde(skip)]
+    pub base_dir: PathBuf,
+    /// The file this was read from, for messages (`<embedded>` for the default).
+    #[serde(skip)]
+    pub source: String,
+}
+
+/// What the library reads of `decision_log:`.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct DecisionLogSection {
+    /// Extra regular expressions whose matches are replaced by `[REDACTED]`
+    /// in reason messages (and, in the daemon, logged arguments), after the
+    /// built-in ones.
+    #[serde(default)]
+    pub redact: Vec<String>,
+    /// The daemon's keys, checked by the daemon.
+    #[serde(flatten)]
+    _daemon: std::collections::BTreeMap<String, serde::de::IgnoredAny>,
+}
+
+/// `signing:`: the host signs decision records with an Ed25519 key.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SigningConfig {
+    /// The private key, PKCS#8 PEM (relative to this file).
+    pub key: PathBuf,
+    /// The key id written into every record, e.g. `oap:owner:example.com:warden-1`.
+    pub kid: String,
+    /// Seconds a decision may be relied on after it was made.
+    #[serde(default = "default_expires_in")]
+    pub expires_in: u64,
+}
+
+fn default_expires_in() -> u64 {
+    300
+}
+
+/// The `guardrails:` block, close to DeerFlow's.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Guardrails {
+    /// When false, no provider runs (the native core still does).
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// What a provider failure means when the provider sets no `on_error`:
+    /// true (the default) denies, false allows with the error in the reasons.
+    #[serde(default = "yes")]
+    pub fail_closed: bool,
+    /// As in DeerFlow: the passport (agent) id that calls are attributed to.
+    #[serde(default)]
+    pub passport: Option<String>,
+    /// The providers, run in this order.
+    #[serde(default)]
+    pub providers: Vec<ProviderSpec>,
+}
+
+impl Default for Guardrails {
+    fn default() -> Self {
+        Guardrails {
+            enabled: true,
+            fail_closed: true,
+            passport: None,
+            providers: Vec::new(),
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Why a configuration was refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file was read, and a key in it is wrong.
+    #[error("{file}: {key}: {message}{location}")]
+    Invalid {
+        /// The file (`<embedded>` for the default).
+        file: String,
+        /// The key's path in the file, such as `guardrails.providers[0].limits`.
+        key: String,
+        /// What is wrong with it.
+        message: String,
+        /// Where in the file, when the parser knows.
+        location: Location,
+    },
+}
+
+/// Where in the file, when the parser knows.
+#[derive(Debug, Default)]
+pub struct Location(pub Option<(usize, usize)>);
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some((line, column)) => write!(f, " (line {line}, column {column})"),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Config {
+    /// Reads and validates a configuration file.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        let base_dir = path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."));
+        Config::parse(&text, &path.display().to_string(), base_dir)
+    }
+
+    /// The embedded default configuration (shipped providers only).
+    pub fn embedded() -> Config {
+        let mut config = Config::parse(DEFAULT_CONFIG, "<embedded>", PathBuf::from("."))
+            .expect("the embedded default configuration is valid");
+        for provider in &mut config.guardrails.providers {
+            for (key, file) in std::mem::take(&mut provider.config_files) {
+                let (_, text) = DEFAULT_CONFIG_FILES
+                    .iter()
+                    .find(|(name, _)| Path::new(name) == file)
+                    .expect("the embedded default names only embedded files");
+                let value: Value = serde_json::from_str(text).expect("embedded files are JSON");
+                if let Value::Object(map) = &mut provider.config {
+                    map.insert(key, value);
+                }
+            }
+        }
+        config
+    }
+
+    /// Parses and validates configuration text; `file` names it in errors and
+    /// `base_dir` anchors its relative paths.
+    pub fn parse(text: &str, file: &str, base_dir: PathBuf) -> Result<Config, ConfigError> {
+        let mut config: Config = parse_yaml(text, file)?;
+        config.base_dir = base_dir;
+        config.source = file.to_string();
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Puts the data directory at `dir` (the command line's `--data-dir`,
+    /// relative to the working directory), whatever the file says: the
+    /// approval store, the logs and the compiled cache all follow it.
+    pub fn set_data_dir(&mut self, dir: &Path) {
+        self.data_dir = Some(std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf()));
+    }
+
+    /// The data directory, resolved.
+    pub fn data_dir(&self) -> PathBuf {
+        match &self.data_dir {
+            Some(dir) => self.base_dir.join(dir),
+            None => PathBuf::from(DEFAULT_DATA_DIR),
+        }
+    }
+
+    /// An error about `key` of this configuration's file.
+    pub fn invalid(&self, key: String, message: impl Into<String>) -> ConfigError {
+        ConfigError::Invalid {
+            file: self.source.clone(),
+            key,
+            message: message.into(),
+            location: Location(None),
+        }
+    }
+
+    /// Checks what the types alone cannot: names, pins, ranges and rules.
+    fn validate(&self) -> Result<(), ConfigError> {
+        if let Some(signing) = &self.signing {
+            if signing.kid.trim().is_empty() {
+                return Err(self.invalid("signing.kid".into(), "must not be empty"));
+            }
+            if !(1..=30 * 86_400).contains(&signing.expires_in) {
+                return Err(self.invalid(
+                    "signing.expires_in".into(),
+                    format!(
+                        "{} is out of range 1..=2592000 (seconds)",
+                        signing.expires_in
+                    ),
+                ));
+            }
+        }
+        if let Some(permissions) = &self.permissions {
+            PermissionEngine::new(permissions)
+                .map_err(|(at, message)| self.invalid(format!("permissions.{at}"), message))?;
+        }
+        let mut names = std::collections::HashSet::new();
+        if let Some((i, _)) = self
+            .guardrails
+            .providers
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.role == Role::Classifier)
+            .nth(1)
+        {
+            return Err(self.invalid(
+                format!("guardrails.providers[{i}].role"),
+                "only one provider may have role: classifier",
+            ));
+        }
+        for (i, p) in self.guardrails.providers.iter().enumerate() {
+            let at = |field: &str| format!("guardrails.providers[{i}].{field}");
+            let name_ok = !p.name.is_empty()
+                && p.name.len() <= 64
+                && p.name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.');
+            if !name_ok {
+                return Err(self.invalid(
+                    at("name"),
+                    format!(
+                        "'{}' is not a valid provider name (1-64 characters: letters, digits, '-', '_', '.')",
+                        p.name
+                    ),
+                ));
+            }
+            if !names.insert(p.name.as_str()) {
+                return Err(self.invalid(
+                    at("name"),
+                    format!("provider name '{}' is used twice", p.name),
+                ));
+            }
+            if p.wasm.trim().is_empty() {
+                return Err(self.invalid(at("wasm"), "must name a component"));
+            }
+            if let Some(pin) = &p.sha256 {
+                let hex = pin.strip_prefix("sha256:").unwrap_or(pin);
+                if hex.len() != 64 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+                    return Err(self.invalid(
+                        at("sha256"),
+                        format!("'{pin}' is not a SHA-256 digest (64 hex digits)"),
+                    ));
+                }
+            }
+            if !p.config.is_object() {
+                return Err(self.invalid(at("config"), "must be a mapping"));
+            }
+            for key in p.config_files.keys() {
+                if key.is_empty() {
+                    return Err(self.invalid(at("config_files"), "a key must not be empty"));
+                }
+                if p.config.get(key).is_some() {
+                    return Err(self.invalid(
+                        at(&format!("config_files.{key}")),
+                        format!(
+                            "`config` already has '{key}': give it inline or as a file, not both"
+                        ),
+                    ));
+                }
+            }
+            p.limits.check().map_err(|(field, message)| {
+                self.invalid(at(&format!("limits.{field}")), message)
+            })?;
+        }
+        self.hitl_approval
+            .check()
+            .map_err(|(key, message)| self.invalid(format!("hitl_approval.{key}"), message))?;
+        Ok(())
+    }
+}
+
+/// Reads configuration text as `T`: the sections a layer above the library
+/// owns (the daemon's `server:`) are read from the same text this way, with
+/// errors that name the file, the key's path and the line.
+pub fn parse_yaml<T: serde::de::DeserializeOwned>(
+    text: &str,
+    file: &str,
+) -> Result<T, ConfigError> {
+    let deserializer = serde_norway::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(deserializer).map_err(|err| {
+        let key = display_path(err.path());
+        let inner = err.into_inner();
+        let location = Location(inner.location().map(|l| (l.line(), l.column())));
+        ConfigError::Invalid {
+            file: file.to_string(),
+            key,
+            message: strip_location(&inner.to_string()),
+            location,
+        }
+    })
+}
+
+/// `guardrails.providers[0].limits`, from serde_path_to_error's path.
+fn display_path(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut out = String::new();
+    for segment in path.iter() {
+        match segment {
+            Segment::Seq { index } => out.push_str(&format!("[{index}]")),
+            Segment::Map { key } | Segment::Enum { variant: key } => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(key);
+            }
+            Segment::Unknown => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push('?');
+            }
+        }
+    }
+    if out.is_empty() {
+        "<top level>".into()
+    } else {
+        out
+    }
+}
+
+/// The YAML error's own "at line X column Y" suffix; we print the location once.
+fn strip_location(message: &str) -> String {
+    match message.find(" at line ") {
+        Some(i) => message[..i].to_string(),
+        None => message.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, ConfigError> {
+        Config::parse(text, "test.yaml", PathBuf::from("."))
+    }
+
+    #[test]
+    fn the_embedded_default_is_valid() {
+        assert!(!Config::embedded().guardrails.providers.is_empty());
+    }
+
+    #[test]
+    fn an_empty_file_is_the_defaults() {
+        let config = parse("{}").unwrap();
+        assert!(config.guardrails.enabled && config.guardrails.fail_closed);
+    }
+
+    #[test]
+    fn an_unknown_key_is_refused_with_its_path() {
+        let err = parse(
+            "guardrails:\n  providers:\n    - name: a\n      wasm: a.wasm\n      limits:\n        fuell: 5\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("guardrails.providers[0].limits"), "{err}");
+        assert!(err.contains("fuell"), "{err}");
+        assert!(err.contains("line 6"), "{err}");
+    }
+
+    #[test]
+    fn a_limit_out_of_range_is_refused_naming_the_limit() {
+        let err = parse(
+            "guardrails:\n  providers:\n    - name: a\n      wasm: a.wasm\n      limits: {timeout_ms: 0}\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("guardrails.providers[0].limits.timeout_ms"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_malformed_pin_is_refused() {
+        let err = parse("guardrails:\n  providers:\n    - {name: a, wasm: a.wasm, sha256: abc}\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("providers[0].sha256"), "{err}");
+    }
+
+    #[test]
+    fn a_duplicate_provider_name_is_refused() {
+        let err = parse(
+            "guardrails:\n  providers:\n    - {name: a, wasm: a.wasm}\n    - {name: a, wasm: b.wasm}\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("providers[1].name") && err.contains("twice"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn an_unknown_on_error_value_is_refused() {
+        let err =
+            parse("guardrails:\n  providers:\n    - {name: a, wasm: a.wasm, on_error: maybe}\n")
+                .unwrap_err()
+                .to_string();
+        assert!(err.contains("providers[0].on_error"), "{err}");
+    }
+}

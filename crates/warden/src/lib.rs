@@ -1,0 +1,59 @@
+//! Warden decides, before an AI agent runs a tool, whether the call may run.
+//!
+//! Guardrail providers are sandboxed WebAssembly components behind one WIT
+//! contract (`wit/`); the interaction policy stays native. A provider only gives
+//! an opinion: the host combines them, strictest first, and decides. Every
+//! provider failure is a classified deny unless the operator set that provider
+//! to fail open.
+//!
+//! This crate is the library: load a configuration, judge calls, swap the
+//! policy while calls are being judged. It starts no async runtime, opens no
+//! socket and links no database; the daemon (`warden-server`) and the
+//! approval gate (`warden-approval`) are built on it.
+//!
+//! ```no_run
+//! use warden::{Caller, Config, ToolCall, Warden};
+//!
+//! let warden = Warden::new(&Config::embedded())?;
+//! let call = ToolCall::new("bash", serde_json::json!({"command": "git status"}));
+//! let evaluation = warden.evaluate(&call, Caller::Agent)?;
+//! println!("{} {:?}", evaluation.verdict, evaluation.reasons);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![deny(missing_docs)]
+
+mod approval_list;
+mod builtin;
+pub mod config;
+mod hitl;
+mod listed;
+mod pipeline;
+mod registry;
+pub mod signing;
+pub mod vectors;
+
+pub use approval_list::ApprovalList;
+pub use builtin::BUILTINS;
+pub use config::{Config, ConfigError};
+pub use listed::{Listed, listed};
+pub use pipeline::{
+    APPROVAL_STAGE, INTAKE_STAGE, Warden, ask_unavailable, evaluate, evaluate_alone, provider_call,
+    refusal,
+};
+pub use registry::{ProviderSet, Registry, Snapshot};
+pub use warden_runtime::engine::{EngineError, EngineOptions};
+pub use warden_runtime::provider::{FailureKind, LoadError, ProviderFailure};
+pub use warden_types::{
+    CallContext, Caller, Decision, Evaluation, InteractionMode, Reason, RequestError, StageReport,
+    ToolCall, Verdict, codes,
+};
+
+/// Builds the process-wide WebAssembly engine with `options` (the pooling
+/// allocator, the guest stack), for an embedder that must choose them; call it
+/// before the first [`Warden::new`]. Without it, the first load starts the
+/// engine with the defaults. A failure is an error, never a panic: providers
+/// then fail to load, each with the reason.
+pub fn configure_engine(options: EngineOptions) -> Result<(), EngineError> {
+    warden_runtime::engine::SandboxEngine::configure(options).map(drop)
+}

@@ -1,0 +1,426 @@
+//! One tool call through Warden: validate, resolve the interaction policy, the
+//! native permission engine, the providers in order (a deny ends the chain),
+//! risk triage (which may only raise), combine (the strictest verdict wins),
+//! turn an ask that no human can answer into a deny, and report what every
+//! stage said.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::Map;
+use warden_policy::interaction::{InteractionMode, RunInteractionPolicy};
+use warden_policy::origin::{Reach, RunOrigin};
+use warden_policy::trust::{self, Admitted};
+use warden_runtime::provider::{GuestCall, GuestInteractionMode, LoadError};
+use warden_types::Caller;
+use warden_types::ClassifierReport;
+use warden_types::decision::{Decision, Reason, StageOpinion, Verdict, combine};
+use warden_types::request::{RequestError, ToolCall};
+
+pub use warden_types::codes::{ASK_UNAVAILABLE, CLARIFICATION_UNAVAILABLE, CONTEXT_KEYS_DROPPED};
+pub use warden_types::{Evaluation, StageReport};
+
+use crate::config::Config;
+use crate::listed::{Listed, listed};
+use crate::registry::{Registry, Snapshot};
+use crate::signing::RecordFacts;
+
+/// The stage name of the approval list in `decided_by` and the stage reports.
+pub const APPROVAL_STAGE: &str = "approval";
+
+/// Warden: the live policy and the entry point for judging tool calls.
+pub struct Warden {
+    registry: Registry,
+}
+
+/// What a stage adds to its report beyond its decision.
+#[derive(Default)]
+struct StageExtra {
+    digest: Option<String>,
+    fuel_used: Option<u64>,
+    error_detail: Option<&'static str>,
+    classifier: Option<ClassifierReport>,
+}
+
+impl Warden {
+    /// Loads everything the configuration names.
+    pub fn new(config: &Config) -> Result<Warden, LoadError> {
+        Ok(Warden {
+            registry: Registry::new(Snapshot::load(config)?),
+        })
+    }
+
+    /// The live policy.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// Judges one tool call. An error means the harness's part of the request
+    /// was refused (its context: an unknown interaction mode, a malformed
+    /// timestamp); everything an agent's model controls (the tool name, the
+    /// arguments, their depth, the call's id) and every provider failure gets a
+    /// decision.
+    pub fn evaluate(&self, call: &ToolCall, caller: Caller) -> Result<Evaluation, RequestError> {
+        let snapshot = self.registry.current();
+        evaluate(&snapshot, call, caller)
+    }
+
+    /// Judges one call that comes alone, not in a model response: as
+    /// [`Warden::evaluate`], and then the approval list (see [`evaluate_alone`]).
+    pub fn evaluate_alone(
+        &self,
+        call: &ToolCall,
+        caller: Caller,
+    ) -> Result<Evaluation, RequestError> {
+        let snapshot = self.registry.current();
+        evaluate_alone(&snapshot, call, caller)
+    }
+
+    /// The snapshot currently serving calls.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.registry.current()
+    }
+}
+
+/// Judges one call on one snapshot, as one call of a model response: the
+/// approval gate applies the approval list itself.
+pub fn evaluate(
+    snapshot: &Snapshot,
+    call: &ToolCall,
+    caller: Caller,
+) -> Result<Evaluation, RequestError> {
+    judge(snapshot, call, caller, Alone::No)
+}
+
+/// Judges one call that comes alone (`POST /v1/evaluate`, `warden eval`, a
+/// harness's hook), where no pause can be made: the pipeline, then the approval
+/// list. A listed tool is never allowed here: it asks
+/// (`warden.approval_required`) where a human can be asked, and the harness makes
+/// the pause (the tool-calls route, or its middleware); in a run that cannot
+/// pause it follows `hitl_approval.non_interactive`. An ask in a run whose
+/// origin shows no approvals (IM, extension, MCP notification) is a deny.
+pub fn evaluate_alone(
+    snapshot: &Snapshot,
+    call: &ToolCall,
+    caller: Caller,
+) -> Result<Evaluation, RequestError> {
+    judge(snapshot, call, caller, Alone::Yes)
+}
+
+/// Whether the call comes alone (and the approval list applies here).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Alone {
+    Yes,
+    No,
+}
+
+fn judge(
+    snapshot: &Snapshot,
+    call: &ToolCall,
+    caller: Caller,
+    alone: Alone,
+) -> Result<Evaluation, RequestError> {
+    let started = Instant::now();
+    if let Err(err) = call.validate() {
+        return match err.refusal_code() {
+            Some(code) => Ok(refusal(snapshot, code, &err.to_string())),
+            None => Err(err),
+        };
+    }
+    let interaction = RunInteractionPolicy::resolve(&call.context, caller)?;
+    let admitted = trust::admit(call, caller);
+    let mut opinions: Vec<StageOpinion> = Vec::new();
+    let mut stages: Vec<StageReport> = Vec::new();
+    let mut record = |stage: String, decision: Decision, t: Instant, extra: StageExtra| {
+        stages.push(StageReport {
+            stage: stage.clone(),
+            verdict: decision.verdict,
+            codes: decision.reasons.iter().map(|r| r.code.clone()).collect(),
+            duration_us: micros(t),
+            digest: extra.digest,
+            fuel_used: extra.fuel_used,
+            error_detail: extra.error_detail.map(std::borrow::Cow::Borrowed),
+            classifier: extra.classifier,
+        });
+        let verdict = decision.verdict;
+        opinions.push(StageOpinion { stage, decision });
+        verdict
+    };
+
+    // A question nobody can answer is not asked: the agent is told what to do instead.
+    let mut worst = Verdict::Allow;
+    if !interaction.offers_tool(&call.tool_name) {
+        let decision = Decision::deny(
+            CLARIFICATION_UNAVAILABLE,
+            interaction.suppressed_clarification(),
+        );
+        worst = record(
+            "interaction".into(),
+            decision,
+            started,
+            StageExtra::default(),
+        );
+    }
+
+    // The native permission engine: nothing after it can loosen its deny.
+    let permissions = &snapshot.permissions;
+    let canonical = permissions.canonical(call);
+    // Whether an explicit rule decided: triage's advisory findings then stand aside.
+    let mut ruled = false;
+    if worst != Verdict::Deny {
+        let t = Instant::now();
+        let (native, explicit) = permissions.judge(&canonical);
+        ruled = explicit;
+        worst = record("permissions".into(), native, t, StageExtra::default());
+    }
+
+    // The providers, in order; a deny ends the chain.
+    let providers = snapshot.providers.providers();
+    if worst != Verdict::Deny && snapshot.guardrails.enabled && !providers.is_empty() {
+        let guest_call = guest_call(snapshot, call, &admitted, interaction.mode);
+        for provider in providers {
+            let t = Instant::now();
+            let (decision, extra) = match provider.evaluate(&guest_call) {
+                Ok(opinion) => (
+                    opinion.decision,
+                    StageExtra {
+                        fuel_used: Some(opinion.fuel_used),
+                        ..StageExtra::default()
+                    },
+                ),
+                Err(failure) => {
+                    tracing::warn!(provider = provider.name(), %failure, "provider failed");
+                    (
+                        failure.to_decision(provider.name(), provider.on_error()),
+                        StageExtra {
+                            error_detail: Some(failure.kind.code()),
+                            ..StageExtra::default()
+                        },
+                    )
+                }
+            };
+            let extra = StageExtra {
+                digest: Some(provider.digest().to_string()),
+                ..extra
+            };
+            worst = worst.max(record(
+                format!("provider:{}", provider.name()),
+                decision,
+                t,
+                extra,
+            ));
+            if worst == Verdict::Deny {
+                break;
+            }
+        }
+    }
+
+    // Risk triage: may only raise the verdict.
+    if worst != Verdict::Deny {
+        let t = Instant::now();
+        let (raised, report) = snapshot
+            .triage
+            .assess(&canonical, &call.tool_input, worst, ruled);
+        // Reported when it raised the verdict or consulted its classifier; a
+        // stage with nothing to add keeps the verdict and gives no reason.
+        if raised.is_some() || report.classifier.is_some() {
+            let decision = raised.unwrap_or_else(|| Decision::new(worst, Vec::new()));
+            let extra = StageExtra {
+                classifier: report.classifier,
+                ..StageExtra::default()
+            };
+            record("triage".into(), decision, t, extra);
+        }
+    }
+
+    let (decision, mut decided_by) = combine(&opinions);
+    let mut verdict = decision.verdict;
+    let mut reasons = decision.reasons;
+    // Autonomy never silently escalates: an ask that cannot reach a human is a deny.
+    if verdict == Verdict::Ask
+        && let Some(why) = interaction.why_no_human()
+    {
+        verdict = Verdict::Deny;
+        reasons.insert(0, ask_unavailable(&why));
+    }
+    if alone == Alone::Yes {
+        let t = Instant::now();
+        let reach = Reach::of(&interaction, RunOrigin::resolve(&call.context, caller)?);
+        let approval = match (verdict, &reach) {
+            (Verdict::Ask, Reach::Unattended(why)) => {
+                verdict = Verdict::Deny;
+                reasons.insert(0, ask_unavailable(why));
+                None
+            }
+            (Verdict::Allow, _) => listed(snapshot, call, &reach),
+            _ => None,
+        };
+        if let Some(listed) = approval {
+            let stage_verdict = match listed {
+                Listed::Pause(reason) => {
+                    reasons = vec![reason];
+                    Verdict::Ask
+                }
+                Listed::Waived(reason) => {
+                    reasons.push(reason);
+                    Verdict::Allow
+                }
+                Listed::Unavailable(reason) => {
+                    reasons = vec![reason];
+                    Verdict::Deny
+                }
+            };
+            verdict = stage_verdict;
+            decided_by = Some(APPROVAL_STAGE.into());
+            stages.push(StageReport {
+                stage: APPROVAL_STAGE.into(),
+                verdict,
+                codes: reasons.iter().map(|r| r.code.clone()).collect(),
+                duration_us: micros(t),
+                digest: None,
+                fuel_used: None,
+                error_detail: None,
+                classifier: None,
+            });
+        }
+    }
+    if let Some(message) = interaction.dropped_keys_message() {
+        reasons.push(Reason::new(CONTEXT_KEYS_DROPPED, message));
+    }
+    reasons.extend(admitted.notice());
+    // Made safe to write out here, once: the answer, the log and a signed
+    // record then say the same.
+    for reason in &mut reasons {
+        reason.message = snapshot
+            .redactor
+            .reason_message(&reason.message, &call.tool_input);
+    }
+    let decision_record = snapshot.signer.as_ref().map(|signer| {
+        signer.sign(RecordFacts {
+            policy_id: decision.policy_id.clone(),
+            agent_id: snapshot
+                .guardrails
+                .passport
+                .clone()
+                .or_else(|| call.context.agent_id.clone()),
+            passport: opinions
+                .iter()
+                .map(|o| &o.decision.metadata)
+                .find(|m| m.contains_key("passport_digest")),
+            verdict,
+            reasons: reasons.clone(),
+            tool_name: &call.tool_name,
+            tool_input: &call.tool_input,
+            tool_call_id: call.tool_call_id.clone(),
+        })
+    });
+    Ok(Evaluation {
+        verdict,
+        allow: verdict == Verdict::Allow,
+        reasons,
+        policy_id: decision.policy_id,
+        metadata: decision.metadata,
+        decided_by,
+        interaction_mode: interaction.mode,
+        stages,
+        decision_record,
+        generation: snapshot.providers.generation(),
+        duration_us: micros(started),
+        judged_at: admitted.judged_at,
+    })
+}
+
+/// The stage that refuses what a request cannot be judged on (malformed by
+/// the agent's model: its size, JSON, depth, names, ids).
+pub const INTAKE_STAGE: &str = "intake";
+
+/// The deny decision for a request refused before any stage could judge it;
+/// the first reason names the cause. It carries no signed record: there is no
+/// well-formed call to bind one to.
+pub fn refusal(snapshot: &Snapshot, code: &str, message: &str) -> Evaluation {
+    let reason = Reason::new(code, message);
+    Evaluation {
+        verdict: Verdict::Deny,
+        allow: false,
+        reasons: vec![reason.clone()],
+        policy_id: None,
+        metadata: Map::new(),
+        decided_by: Some(INTAKE_STAGE.into()),
+        interaction_mode: InteractionMode::Interactive,
+        stages: vec![StageReport {
+            stage: INTAKE_STAGE.into(),
+            verdict: Verdict::Deny,
+            codes: vec![reason.code],
+            duration_us: 0,
+            digest: None,
+            fuel_used: None,
+            error_detail: None,
+            classifier: None,
+        }],
+        decision_record: None,
+        generation: snapshot.providers.generation(),
+        duration_us: 0,
+        judged_at: warden_policy::clock::now_rfc3339(),
+    }
+}
+
+/// The reason an ask becomes a deny when nobody can answer it.
+pub fn ask_unavailable(why: &str) -> Reason {
+    Reason::new(
+        ASK_UNAVAILABLE,
+        format!("the call needs a human's approval, but {why}: denied"),
+    )
+}
+
+/// The call as providers see it. With a passport configured, the call is
+/// attributed to it (as DeerFlow does).
+fn guest_call(
+    snapshot: &Snapshot,
+    call: &ToolCall,
+    admitted: &Admitted,
+    mode: InteractionMode,
+) -> GuestCall {
+    provider_call(
+        call,
+        admitted,
+        snapshot.guardrails.passport.as_deref(),
+        mode,
+    )
+}
+
+/// The call as a provider sees it: the context as `admitted` (`trust::admit`)
+/// believes it, attributed to `passport` when one is set.
+pub fn provider_call(
+    call: &ToolCall,
+    admitted: &Admitted,
+    passport: Option<&str>,
+    mode: InteractionMode,
+) -> GuestCall {
+    let ctx = &call.context;
+    GuestCall {
+        tool_name: call.tool_name.clone(),
+        tool_input: call.tool_input.to_string(),
+        agent_id: passport
+            .map(str::to_string)
+            .or_else(|| ctx.agent_id.clone()),
+        thread_id: ctx.thread_id.clone(),
+        run_id: ctx.run_id.clone(),
+        tool_call_id: call.tool_call_id.clone(),
+        user_id: admitted.user_id.map(str::to_string),
+        user_role: admitted.user_role.map(str::to_string),
+        oauth_provider: admitted.oauth_provider.map(str::to_string),
+        oauth_id: admitted.oauth_id.map(str::to_string),
+        is_subagent: ctx.is_subagent,
+        timestamp: admitted.judged_at.clone(),
+        interaction_mode: match mode {
+            InteractionMode::Interactive => GuestInteractionMode::Interactive,
+            InteractionMode::Scheduled => GuestInteractionMode::Scheduled,
+            InteractionMode::Webhook => GuestInteractionMode::Webhook,
+            InteractionMode::Autonomous => GuestInteractionMode::Autonomous,
+        },
+    }
+}
+
+fn micros(since: Instant) -> u64 {
+    since.elapsed().as_micros() as u64
+}

@@ -1,0 +1,89 @@
+//! What the host refuses to load, and what it says about it.
+
+use crate::common::*;
+use warden::{LoadError, Warden};
+
+fn load(yaml: &str) -> Result<Warden, LoadError> {
+    Warden::new(&config(yaml))
+}
+
+#[test]
+fn a_component_importing_the_filesystem_is_refused_naming_the_import() {
+    let err = load("guardrails:\n  providers:\n    - {name: leaky, wasm: fs_importer.wasm}\n")
+        .err()
+        .unwrap();
+    assert!(matches!(err, LoadError::ForbiddenImport { .. }), "{err}");
+    assert!(err.to_string().contains("wasi:filesystem/"), "{err}");
+}
+
+#[test]
+fn a_component_built_against_another_contract_version_is_refused() {
+    let err = load("guardrails:\n  providers:\n    - {name: future, wasm: contract_v2.wasm}\n")
+        .err()
+        .unwrap();
+    let text = err.to_string();
+    assert!(matches!(err, LoadError::Contract { .. }), "{text}");
+    assert!(
+        text.contains("warden:guardrail@0.2.0") && text.contains("0.1.0"),
+        "{text}"
+    );
+}
+
+#[test]
+fn bytes_that_do_not_match_the_pin_are_refused_with_both_digests() {
+    let pin = "0".repeat(64);
+    let err = load(&format!(
+        "guardrails:\n  providers:\n    - {{name: a, wasm: allowlist.wasm, sha256: \"{pin}\"}}\n"
+    ))
+    .err()
+    .unwrap();
+    let text = err.to_string();
+    assert!(matches!(err, LoadError::DigestMismatch { .. }), "{text}");
+    assert!(
+        text.contains(&format!("expected {pin}")) && text.contains("actual "),
+        "{text}"
+    );
+}
+
+#[test]
+fn bytes_that_match_the_pin_load() {
+    use sha2::Digest;
+    let digest = hex::encode(sha2::Sha256::digest(
+        std::fs::read(guest("allowlist")).unwrap(),
+    ));
+    let warden = load(&format!(
+        "guardrails:\n  providers:\n    - {{name: a, wasm: allowlist.wasm, sha256: \"sha256:{digest}\"}}\n"
+    ))
+    .unwrap();
+    assert_eq!(warden.snapshot().providers.providers()[0].digest(), digest);
+}
+
+#[test]
+fn a_file_that_is_not_a_component_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("junk.wasm"), b"not wasm at all").unwrap();
+    let config = warden::Config::parse(
+        "guardrails:\n  providers:\n    - {name: junk, wasm: junk.wasm}\n",
+        "t.yaml",
+        dir.path().to_path_buf(),
+    )
+    .unwrap();
+    let err = Warden::new(&config).err().unwrap();
+    assert!(matches!(err, LoadError::Compile { .. }), "{err}");
+}
+
+#[test]
+fn a_missing_component_is_refused_naming_the_path() {
+    let err = load("guardrails:\n  providers:\n    - {name: gone, wasm: nowhere.wasm}\n")
+        .err()
+        .unwrap();
+    assert!(err.to_string().contains("nowhere.wasm"), "{err}");
+}
+
+#[test]
+fn an_unknown_builtin_is_refused_listing_the_shipped_ones() {
+    let err = load("guardrails:\n  providers:\n    - {name: x, wasm: \"builtin:nope\"}\n")
+        .err()
+        .unwrap();
+    assert!(err.to_string().contains("allowlist"), "{err}");
+}
