@@ -11,6 +11,7 @@ use std::sync::{Arc, LazyLock};
 
 use regex::{Regex, RegexSet};
 use serde_json::Value;
+pub use warden_types::text::excerpt;
 
 /// What replaces a secret.
 pub const REDACTED: &str = "[REDACTED]";
@@ -163,14 +164,6 @@ fn long_strings(arguments: &Value) -> Vec<&str> {
     walk(arguments, &mut out);
     out.sort_by_key(|s| std::cmp::Reverse(s.len()));
     out
-}
-
-/// The first `max` characters of `text`, with `…` when it was cut.
-pub fn excerpt(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        None => text.to_string(),
-        Some((end, _)) => format!("{}…", &text[..end]),
-    }
 }
 
 #[cfg(test)]

@@ -174,7 +174,7 @@ impl Triage {
                             message: format!(
                                 "classifier '{}' rates the call high risk: {}",
                                 classifier.name(),
-                                truncate(&assessment.reason, 500)
+                                warden_types::text::truncate(&assessment.reason, 500)
                             ),
                         });
                     }
@@ -240,18 +240,6 @@ pub fn effect_code(effect: Effect) -> &'static str {
         Effect::RawExfiltration | Effect::Upload => codes::EXFILTRATION,
         _ => codes::DESTRUCTIVE,
     }
-}
-
-/// At most `max` bytes of `text`, cut at a character boundary.
-fn truncate(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
 }
 
 /// The native detector: the effects of a shell call (nothing for other

@@ -20,6 +20,7 @@ pub mod request;
 pub mod resolved;
 pub mod strict_json;
 pub mod surfaces;
+pub mod text;
 
 pub use caller::{Asserts, Attribution, Caller};
 pub use decision::{Decision, OnError, Reason, StageOpinion, Verdict, combine};

@@ -115,7 +115,7 @@ impl AiMessage {
         };
         let id = surface_id(entry);
         let shown = match &id {
-            Some(id) => format!("the call '{}'", excerpt(id)),
+            Some(id) => format!("the call '{}'", crate::text::excerpt(id, QUOTED_CHARS)),
             None => "a call without an id".to_string(),
         };
         let same_id: Vec<&ModelToolCall> = self.tool_calls.iter().filter(|c| c.id == id).collect();
@@ -141,8 +141,11 @@ impl AiMessage {
                 Some(_) => format!("is {shown} with other arguments than the call list's"),
                 None => format!(
                     "is {shown} naming the tool '{}', not '{}' as the call list does",
-                    excerpt(names.iter().find(|n| **n != same_id[0].name).unwrap_or(&"")),
-                    excerpt(&same_id[0].name)
+                    crate::text::excerpt(
+                        names.iter().find(|n| **n != same_id[0].name).unwrap_or(&""),
+                        QUOTED_CHARS
+                    ),
+                    crate::text::excerpt(&same_id[0].name, QUOTED_CHARS)
                 ),
             },
         )
@@ -252,22 +255,13 @@ impl<'de> Visitor<'de> for StrictValue {
             if object.contains_key(&key) {
                 return Err(de::Error::custom(format_args!(
                     "the key '{}' is given twice",
-                    excerpt(&key)
+                    crate::text::excerpt(&key, QUOTED_CHARS)
                 )));
             }
             let value = map.next_value_seed(StrictValue)?;
             object.insert(key, value);
         }
         Ok(Value::Object(object))
-    }
-}
-
-/// The first `QUOTED_CHARS` characters of `text`, with `…` when it was cut
-/// (as `warden_policy::redact::excerpt`, which this crate is below).
-fn excerpt(text: &str) -> String {
-    match text.char_indices().nth(QUOTED_CHARS) {
-        None => text.to_string(),
-        Some((end, _)) => format!("{}…", &text[..end]),
     }
 }
 

@@ -4,6 +4,7 @@
 use crate::engine::LimitHit;
 use warden_types::OnError;
 use warden_types::decision::{Decision, Reason, Verdict, codes};
+pub(crate) use warden_types::text::truncate;
 
 /// The kinds of provider failure, each with its detail code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -139,17 +140,6 @@ impl ProviderFailure {
             .with_meta("error_detail", self.kind.code())
             .with_meta("provider", provider)
     }
-}
-
-pub(crate) fn truncate(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
 }
 
 #[cfg(test)]
