@@ -70,6 +70,17 @@ impl ApiError {
     }
 }
 
+impl From<crate::workers::PoolError> for ApiError {
+    /// A job the judging pool would not take (503, retried later) or lost.
+    fn from(err: crate::workers::PoolError) -> Self {
+        use crate::workers::PoolError;
+        match err {
+            PoolError::Full { .. } => ApiError::overloaded(err.to_string()),
+            PoolError::Panicked => ApiError::internal("the request failed: a worker panicked"),
+        }
+    }
+}
+
 impl From<warden_approval::ApprovalError> for ApiError {
     fn from(err: warden_approval::ApprovalError) -> Self {
         use warden_approval::{ApprovalError, StoreError};

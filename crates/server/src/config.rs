@@ -5,15 +5,18 @@
 //! inside the daemon's sections, each error naming the file, the key and the
 //! line.
 
+use std::net::SocketAddr;
 use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+use sha2::{Digest, Sha256};
 
 pub use warden::config::{ConfigError, Limits, OnError};
 
-use crate::ServerConfig;
+use crate::auth::TokenSpec;
 use crate::decision_log::DecisionLogConfig;
+use crate::limits::HttpLimits;
 
 /// The daemon's whole configuration: the library's, and the daemon's sections.
 /// It dereferences to the library's, which is what a call is judged with.
@@ -48,6 +51,23 @@ impl Config {
             .map(Path::to_path_buf)
             .unwrap_or_else(|| PathBuf::from("."));
         Config::parse(&text, &path.display().to_string(), base_dir)
+    }
+
+    /// As [`Config::load`], with the SHA-256 of the file's bytes: what a
+    /// reload compares to tell a change from a second event for one save.
+    pub fn load_with_digest(path: &Path) -> Result<(Config, String), ConfigError> {
+        let bytes = std::fs::read(path).map_err(|source| ConfigError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        let digest = hex::encode(Sha256::digest(&bytes));
+        let text = String::from_utf8_lossy(&bytes);
+        let base_dir = path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| ".".into());
+        let config = Config::parse(&text, &path.display().to_string(), base_dir)?;
+        Ok((config, digest))
     }
 
     /// The embedded default configuration (shipped providers only).
@@ -97,4 +117,82 @@ impl DerefMut for Config {
     fn deref_mut(&mut self) -> &mut warden::Config {
         &mut self.core
     }
+}
+
+/// Where the daemon listens unless told otherwise.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
+
+/// The `server:` block of the configuration.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ServerConfig {
+    /// The address to listen on.
+    #[serde(default = "default_listen")]
+    pub listen: SocketAddr,
+    /// Reload when the config file changes.
+    #[serde(default = "yes")]
+    pub watch_config: bool,
+    /// Who may call, and as what.
+    #[serde(default)]
+    pub tokens: Vec<TokenSpec>,
+    #[serde(default)]
+    pub limits: HttpLimits,
+    /// Where people reach this daemon (`https://warden.example.com`), for the
+    /// links in notices and the console's cookies (`Secure` under https).
+    #[serde(default)]
+    pub public_url: Option<String>,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            listen: default_listen(),
+            watch_config: true,
+            tokens: Vec::new(),
+            limits: HttpLimits::default(),
+            public_url: None,
+        }
+    }
+}
+
+impl ServerConfig {
+    /// Checks what parsing cannot; on error, the key under `server` and why.
+    pub fn check(&self) -> Result<(), (String, String)> {
+        if let Some(public) = &self.public_url {
+            let url = url::Url::parse(public).map_err(|err| {
+                (
+                    "public_url".to_string(),
+                    format!("'{public}' is not a URL: {err}"),
+                )
+            })?;
+            if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
+                return Err((
+                    "public_url".into(),
+                    format!("'{public}' must be an http:// or https:// URL with a host"),
+                ));
+            }
+            if url.query().is_some() || url.fragment().is_some() {
+                return Err((
+                    "public_url".into(),
+                    format!("'{public}' must not have a query or a fragment"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// `public_url` without a trailing slash, if set.
+    pub fn public_base(&self) -> Option<String> {
+        self.public_url
+            .as_deref()
+            .map(|u| u.trim_end_matches('/').to_string())
+    }
+}
+
+fn default_listen() -> SocketAddr {
+    DEFAULT_LISTEN.parse().expect("valid default address")
+}
+
+fn yes() -> bool {
+    true
 }

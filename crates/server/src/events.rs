@@ -10,9 +10,6 @@ use std::sync::{Arc, Mutex};
 use serde::Serialize;
 use tokio::sync::{broadcast, watch};
 
-use crate::notify::Notice;
-use warden_approval::{GateOutcome, Resolution};
-
 /// Events a reader may fall behind by before it is told to resynchronise.
 const CAPACITY: usize = 256;
 
@@ -170,56 +167,6 @@ impl Events {
     /// Readers now.
     pub fn readers(&self) -> usize {
         self.sender.receiver_count()
-    }
-}
-
-impl super::Daemon {
-    /// A pause was made (and logged): the console hears of it, and every
-    /// webhook is sent a notice, in the background.
-    pub(super) fn paused(&self, principal: &str, outcome: &GateOutcome) {
-        let Some(approval_id) = &outcome.approval_id else {
-            return;
-        };
-        let at = warden_policy::clock::now_rfc3339();
-        let tools: Vec<String> = outcome
-            .requests
-            .iter()
-            .map(|r| r.tool_name.clone())
-            .collect();
-        let fresh = self.events.publish(PauseEvent {
-            kind: PauseKind::Paused,
-            approval_id: approval_id.clone(),
-            thread_id: outcome.thread_id.clone(),
-            principal: Some(principal.to_string()),
-            run_id: outcome.run_id.clone(),
-            tools: tools.clone(),
-            at: at.clone(),
-        });
-        // A retried submission gets the stored pause back: no second notice.
-        if fresh {
-            self.notifier.send(&Notice {
-                url: format!("{}/console/approvals/{approval_id}", self.public_url()),
-                approval_id: approval_id.clone(),
-                thread_id: outcome.thread_id.clone(),
-                principal: principal.to_string(),
-                run_id: outcome.run_id.clone(),
-                tools,
-                created_at: at,
-            });
-        }
-    }
-
-    /// A resume or a clear answered a pause.
-    pub(super) fn resolved(&self, resolution: &Resolution) {
-        self.events.publish(PauseEvent {
-            kind: PauseKind::Resolved,
-            approval_id: resolution.approval_id.clone(),
-            thread_id: resolution.thread_id.clone(),
-            principal: None,
-            run_id: resolution.run_id.clone(),
-            tools: Vec::new(),
-            at: resolution.resolved_at.clone(),
-        });
     }
 }
 

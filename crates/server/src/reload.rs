@@ -6,14 +6,14 @@
 //! the swap audit log and the reload's answer. Every swap is audited: who,
 //! when, the old and the new digests.
 
-use std::path::Path;
 use std::time::Instant;
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::config::{Config, ConfigError};
-use crate::{Daemon, Fixed, ServeError, Settings};
+use crate::config::Config;
+use crate::daemon::{Applied, Daemon, Fixed, Settings, settle_data_dir};
+use crate::error::ServeError;
 use warden::{ProviderSet, Snapshot};
 use warden_policy::clock::now_rfc3339;
 
@@ -105,27 +105,6 @@ impl ReloadError {
     }
 }
 
-/// What the last successful load applied.
-pub(super) struct Applied {
-    pub(super) config_sha256: String,
-}
-
-/// Reads and parses a config file; returns it with the SHA-256 of its bytes.
-pub(super) fn read_config(path: &Path) -> Result<(Config, String), ConfigError> {
-    let bytes = std::fs::read(path).map_err(|source| ConfigError::Read {
-        path: path.display().to_string(),
-        source,
-    })?;
-    let digest = hex::encode(Sha256::digest(&bytes));
-    let text = String::from_utf8_lossy(&bytes);
-    let base_dir = path
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| ".".into());
-    let config = Config::parse(&text, &path.display().to_string(), base_dir)?;
-    Ok((config, digest))
-}
-
 /// One line of the swap audit log.
 #[derive(Serialize)]
 struct SwapRecord<'a> {
@@ -180,10 +159,10 @@ impl Daemon {
             kind,
             source: Box::new(source),
         };
-        let prepared = read_config(&self.config_path)
+        let prepared = Config::load_with_digest(&self.config_path)
             .map_err(|e| fail("config", e.into()))
             .and_then(|(mut config, digest)| {
-                super::settle_data_dir(&mut config, self.data_dir.as_deref());
+                settle_data_dir(&mut config, self.data_dir.as_deref());
                 let wanted = Fixed::of(&config);
                 // A new data directory needs a restart: keep the running one.
                 config.set_data_dir(&self.fixed.data_dir);

@@ -17,15 +17,15 @@ use axum::routing::{MethodRouter, get, post};
 use crate::auth::{Access, Principal, Role};
 use crate::body::{ApiError, Refusal, read_checked, read_json};
 use crate::config::Limits;
-use crate::decision_log::{Requester, status_verdict};
+use crate::daemon::Daemon;
+use crate::outcomes::requester;
 use crate::refusal::{self, OVERLOADED, STORE_UNAVAILABLE};
-use crate::{Daemon, PoolError, Trigger};
+use crate::reload::Trigger;
+use crate::workers::PoolError;
 use serde_json::json;
 use warden::{self as pipeline, Evaluation};
 use warden_approval::validate::check_id;
-use warden_approval::{
-    self, ApprovalError, Authority, GateOutcome, GrantFilter, Resolution, Reviewer,
-};
+use warden_approval::{self, ApprovalError, Authority, GateOutcome, GrantFilter, Reviewer};
 use warden_approval::{InteractionQuery, ListFilter, ModelResponse, ResumeRequest, RunRef};
 use warden_types::Caller;
 use warden_types::admin::{
@@ -217,13 +217,6 @@ async fn take_turn(State(daemon): State<Arc<Daemon>>, request: Request, next: Ne
 }
 
 /// What a route answers when the judging pool refused its work.
-pub(super) fn pool_error(err: PoolError) -> ApiError {
-    match err {
-        PoolError::Full { .. } => ApiError::overloaded(err.to_string()),
-        PoolError::Panicked => ApiError::internal("the request failed: a worker panicked"),
-    }
-}
-
 async fn not_found() -> ApiError {
     ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route")
 }
@@ -276,7 +269,7 @@ async fn evaluate(
             refusal::evaluation(&call, caller, generation, OVERLOADED, &err.to_string())
                 .map_err(request_error)?
         }
-        Err(err) => return Err(pool_error(err)),
+        Err(err) => return Err(ApiError::from(err)),
     };
     Ok(decided(&daemon, &who, &call, &evaluation).await)
 }
@@ -389,13 +382,6 @@ fn caller_of(who: &Principal) -> Caller {
     Caller::of_credential(who.role == Role::Internal, who.asserts)
 }
 
-fn requester(who: &Principal) -> Requester<'_> {
-    Requester {
-        token: &who.name,
-        role: who.role.as_str(),
-    }
-}
-
 /// `POST /v1/threads/{thread_id}/runs/{run_id}/tool-calls`: a model response
 /// through the approval gate: what runs, what is denied, what waits for a human.
 async fn tool_calls(
@@ -458,22 +444,11 @@ async fn tool_calls(
                         &err.to_string(),
                     )?
                 }
-                Err(err) => return Err(pool_error(err)),
+                Err(err) => return Err(ApiError::from(err)),
             }
         }
     };
-    for call in &outcome.calls {
-        daemon.metrics.decision(
-            status_verdict(call.status),
-            call.decided_by.as_deref(),
-            &call.reasons,
-        );
-    }
-    daemon
-        .decisions
-        .record_gate(&outcome, Some(requester(&who)));
-    daemon.decisions.synced().await;
-    daemon.paused(&who.name, &outcome);
+    daemon.record_gate(&outcome, &who).await;
     let mut response = axum::Json(outcome).into_response();
     if unread {
         close_after(&mut response);
@@ -558,7 +533,7 @@ async fn approvals(
     let approvals = daemon
         .offload(move |daemon| daemon.gate.approvals(&filter))
         .await
-        .map_err(pool_error)??;
+        .map_err(ApiError::from)??;
     Ok(axum::Json(ApprovalPage {
         thread_id,
         approvals,
@@ -646,29 +621,12 @@ async fn resume(
             Ok((resolution, answer))
         })
         .await
-        .map_err(pool_error)??;
+        .map_err(ApiError::from)??;
     // A replay was logged when it was first answered.
     if !resolution.replayed {
-        record_resolution(&daemon, &resolution, &who).await;
+        daemon.record_resolution(&resolution, &who).await;
     }
     Ok(([(header::CONTENT_TYPE, "application/json")], answer).into_response())
-}
-
-/// Counts and logs every call an answer (a resume or a clear) settled, and
-/// tells the console.
-pub(super) async fn record_resolution(daemon: &Daemon, resolution: &Resolution, who: &Principal) {
-    for call in &resolution.calls {
-        daemon.metrics.decision(
-            status_verdict(call.status),
-            call.decided_by.as_deref(),
-            &call.reasons,
-        );
-    }
-    daemon
-        .decisions
-        .record_resolution(resolution, Some(requester(who)));
-    daemon.decisions.synced().await;
-    daemon.resolved(resolution);
 }
 
 /// The body of a human's answer other than a resume (a clear, a revoke),
@@ -714,8 +672,8 @@ async fn clear(
             cleared.ok_or_else(|| ApiError::internal("the clear of a named approval found nothing"))
         })
         .await
-        .map_err(pool_error)??;
-    record_resolution(&daemon, &resolution, &who).await;
+        .map_err(ApiError::from)??;
+    daemon.record_resolution(&resolution, &who).await;
     Ok(axum::Json(resolution).into_response())
 }
 
@@ -745,7 +703,7 @@ async fn grants(
     let grants = daemon
         .offload(move |daemon| daemon.gate.grants(&filter))
         .await
-        .map_err(pool_error)??;
+        .map_err(ApiError::from)??;
     Ok(axum::Json(GrantList { grants }).into_response())
 }
 
@@ -768,7 +726,7 @@ async fn revoke_grant(
             Ok(daemon.gate.revoke_grant(&reviewer, &grant_id)?)
         })
         .await
-        .map_err(pool_error)??;
+        .map_err(ApiError::from)??;
     Ok(axum::Json(grant).into_response())
 }
 

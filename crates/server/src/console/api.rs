@@ -15,13 +15,14 @@ use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::session::{self, changing, signed_in};
+use super::session;
+use super::signin::{changing, signed_in};
 use super::view::{Detail, Listed, ResolutionView};
 use crate::auth::Principal;
+use crate::body::ApiError;
 use crate::body::read_json;
+use crate::daemon::Daemon;
 use crate::events::Signal;
-use crate::routes::{pool_error, record_resolution};
-use crate::{ApiError, Daemon};
 use warden_approval::validate::check_id;
 use warden_approval::{
     ApprovalError, ApprovalEvent, ApprovalStatus, Authority, JournalFilter, ListFilter,
@@ -74,7 +75,7 @@ pub async fn approvals(
     let views = daemon
         .offload(move |daemon| daemon.gate.approvals(&filter))
         .await
-        .map_err(pool_error)??;
+        .map_err(ApiError::from)??;
     let approvals = views.iter().rev().map(Listed::of).collect();
     Ok(axum::Json(ApprovalList { approvals }).into_response())
 }
@@ -89,7 +90,7 @@ async fn record(
     let found = daemon
         .offload(move |daemon| daemon.gate.store().get(&id))
         .await
-        .map_err(pool_error)?
+        .map_err(ApiError::from)?
         .map_err(ApprovalError::from)?;
     found.ok_or_else(|| {
         ApiError::new(
@@ -167,7 +168,7 @@ pub async fn check_edit(
     let judged = daemon
         .offload(move |daemon| daemon.gate.judge_edit(&record, &call, trial.args))
         .await
-        .map_err(pool_error)?;
+        .map_err(ApiError::from)?;
     let answer = TrialAnswer {
         request_id: trial.request_id,
         verdict: crate::decision_log::status_verdict(judged.status),
@@ -247,9 +248,9 @@ async fn answer(
     let resolution = daemon
         .offload(move |daemon| daemon.gate.resume(&reviewer, &thread, Some(&id), &request))
         .await
-        .map_err(pool_error)??;
+        .map_err(ApiError::from)??;
     if !resolution.replayed {
-        record_resolution(daemon, &resolution, who).await;
+        daemon.record_resolution(&resolution, who).await;
     }
     tracing::info!(token = %who.name, approval_id, "answered from the console");
     Ok(axum::Json(ResolutionView::of(&resolution)).into_response())
@@ -299,7 +300,7 @@ pub async fn history(
     let mut events = daemon
         .offload(move |daemon| daemon.gate.journal(&filter))
         .await
-        .map_err(pool_error)??;
+        .map_err(ApiError::from)??;
     events.reverse();
     let older = (events.len() == HISTORY_PAGE)
         .then(|| events.last().map(|e| e.seq))

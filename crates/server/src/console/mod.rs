@@ -11,6 +11,7 @@
 
 mod api;
 mod session;
+mod signin;
 mod view;
 
 use std::sync::Arc;
@@ -25,8 +26,8 @@ use serde::{Deserialize, Serialize};
 pub use session::{CSRF_COOKIE, CSRF_HEADER, LIFETIME, SESSION_COOKIE, Sessions};
 pub use view::SUMMARY_CHARS;
 
-use super::body::read_json;
-use super::{ApiError, Daemon};
+use crate::body::{ApiError, read_json};
+use crate::daemon::Daemon;
 
 const PAGE: &str = include_str!("assets/console.html");
 const LOGIN: &str = include_str!("assets/login.html");
@@ -99,7 +100,7 @@ async fn page(
     axum::extract::State(daemon): axum::extract::State<Arc<Daemon>>,
     headers: HeaderMap,
 ) -> Response {
-    match session::signed_in(&daemon, &headers) {
+    match signin::signed_in(&daemon, &headers) {
         Ok(_) => asset("text/html; charset=utf-8", PAGE),
         Err(_) => hardened(
             (
@@ -150,7 +151,7 @@ async fn login(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    session::same_origin(&daemon, &headers)?;
+    signin::same_origin(&daemon, &headers)?;
     let json = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -171,7 +172,7 @@ async fn login(
         .load()
         .authenticate(presented)
         .ok_or_else(|| ApiError::unauthorized("the token is not valid"))?;
-    session::may_sign_in(&daemon, &who)?;
+    signin::may_sign_in(&daemon, &who)?;
     let (id, session) = daemon
         .sessions
         .open(&who, super::auth::token_digest(presented))?;
@@ -183,7 +184,7 @@ async fn login(
         expires_in_s: LIFETIME.as_secs(),
     })
     .into_response();
-    for cookie in session::set_cookies(&daemon, &id, &session) {
+    for cookie in signin::set_cookies(&daemon, &id, &session) {
         response.headers_mut().append(header::SET_COOKIE, cookie);
     }
     Ok(hardened(response))
@@ -194,13 +195,13 @@ async fn logout(
     axum::extract::State(daemon): axum::extract::State<Arc<Daemon>>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let (session, _) = session::changing(&daemon, &headers)?;
+    let (session, _) = signin::changing(&daemon, &headers)?;
     if let Some(id) = session::cookie(&headers, SESSION_COOKIE) {
         daemon.sessions.close(id);
     }
     tracing::info!(token = %session.name, "signed out of the console");
     let mut response = StatusCode::NO_CONTENT.into_response();
-    for cookie in session::clear_cookies(&daemon) {
+    for cookie in signin::clear_cookies(&daemon) {
         response.headers_mut().append(header::SET_COOKIE, cookie);
     }
     Ok(hardened(response))

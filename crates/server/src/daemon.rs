@@ -1,0 +1,354 @@
+//! The daemon's shared state ([`Daemon`]): the live policy and the approval
+//! gate, who may call, the request limits, the logs, the metrics, the judging
+//! threads, and what the console and the webhooks are told. The routes, the
+//! reload and the console work on it; starting and stopping it is `server`.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use arc_swap::ArcSwap;
+use axum::http::HeaderMap;
+use tokio::sync::Semaphore;
+
+use crate::auth::{self, Access, Principal, Role, Tokens};
+use crate::body::ApiError;
+use crate::config::Config;
+use crate::connections::{self, Connections};
+use crate::console::Sessions;
+use crate::decision_log::{ArgumentPolicy, DecisionLog, Fsync, JsonLines};
+use crate::error::ServeError;
+use crate::events::Events;
+use crate::limits::HttpLimits;
+use crate::metrics::{self, Metrics};
+use crate::notify;
+use crate::workers::{PoolError, WorkerPool};
+use warden::Warden;
+use warden_approval::{ApprovalGate, Durability, SqliteApprovalStore};
+
+/// The swap audit log, in the data directory.
+pub const SWAP_LOG: &str = "swaps.jsonl";
+
+/// How the routes run their blocking work (the pipeline, the approval store)
+/// from the async runtime. The default, [`Dispatch::Pool`], keeps the async
+/// workers free whatever a provider or the store does; the others are kept to
+/// measure against (see `docs/benchmarks.md`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Dispatch {
+    /// On the judging pool ([`WorkerPool`]), refused at once when its queue is full.
+    #[default]
+    Pool,
+    /// On the runtime's worker thread.
+    Inline,
+    /// On the worker thread, after handing its other tasks to another worker.
+    BlockInPlace,
+    /// On the runtime's blocking thread pool.
+    SpawnBlocking,
+}
+
+/// What the command line (or an embedding program) overrides.
+#[derive(Clone, Debug, Default)]
+pub struct ServeOptions {
+    /// Instead of `server.listen`.
+    pub listen: Option<SocketAddr>,
+    /// Instead of the configuration's `data_dir`.
+    pub data_dir: Option<PathBuf>,
+    /// Instead of `server.watch_config`.
+    pub watch: Option<bool>,
+    pub dispatch: Dispatch,
+}
+
+/// What the last successful load applied.
+pub(crate) struct Applied {
+    pub(crate) config_sha256: String,
+}
+
+/// The settings that a reload replaces along with the provider set.
+pub(crate) struct Settings {
+    pub(crate) tokens: Tokens,
+    pub(crate) limits: HttpLimits,
+    pub(crate) arguments: ArgumentPolicy,
+    /// The webhooks of `hitl_approval.notify`, their secrets read.
+    pub(crate) notify: Vec<notify::Target>,
+}
+
+impl Settings {
+    pub(crate) fn resolve(config: &Config) -> Result<Settings, ServeError> {
+        let tokens = Tokens::resolve(&config.server.tokens, |var| std::env::var(var).ok())?;
+        if tokens.is_empty() {
+            return Err(ServeError::NoTokens {
+                config: config.source.clone(),
+            });
+        }
+        config.server.limits.check().map_err(ServeError::Limits)?;
+        let notify = notify::resolve(&config.hitl_approval.notify, |var| std::env::var(var).ok())
+            .map_err(ServeError::Notify)?;
+        Ok(Settings {
+            notify,
+            tokens,
+            limits: config.server.limits,
+            arguments: ArgumentPolicy::new(&config.decision_log)?,
+        })
+    }
+}
+
+/// The settings that only a restart changes; a reload that changes them says so.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Fixed {
+    pub(crate) listen: SocketAddr,
+    pub(crate) watch: bool,
+    pub(crate) decision_log: (bool, PathBuf, Fsync, u64),
+    pub(crate) durability: Durability,
+    pub(crate) data_dir: PathBuf,
+    pub(crate) limits: [(&'static str, u64); 5],
+    /// `server.public_url`, without a trailing slash.
+    pub(crate) public_url: Option<String>,
+}
+
+impl Fixed {
+    pub(crate) fn of(config: &Config) -> Fixed {
+        let log = &config.decision_log;
+        Fixed {
+            listen: config.server.listen,
+            watch: config.server.watch_config,
+            decision_log: (
+                log.enabled,
+                log.path.clone(),
+                log.fsync,
+                log.fsync_interval_ms,
+            ),
+            durability: config.hitl_approval.durability,
+            data_dir: config.data_dir(),
+            limits: config.server.limits.fixed_at_start(),
+            public_url: config.server.public_base(),
+        }
+    }
+}
+
+/// The daemon's shared state: the live policy, who may call, the logs and the
+/// metrics.
+pub struct Daemon {
+    pub(crate) warden: Arc<Warden>,
+    /// Human approval, over the same live policy.
+    pub(crate) gate: ApprovalGate,
+    pub(crate) config_path: PathBuf,
+    pub(crate) tokens: ArcSwap<Tokens>,
+    pub(crate) limits: Arc<ArcSwap<HttpLimits>>,
+    pub(crate) metrics: Metrics,
+    pub(crate) decisions: DecisionLog,
+    pub(crate) swaps: JsonLines,
+    /// Serialises reloads, and remembers what was applied last.
+    pub(crate) reloading: Mutex<Applied>,
+    pub(crate) fixed: Fixed,
+    /// `--data-dir`, which every reloaded configuration is held to.
+    pub(crate) data_dir: Option<PathBuf>,
+    pub(crate) dispatch: Dispatch,
+    /// The threads that judge calls and wait on the store.
+    pub(crate) workers: WorkerPool,
+    /// Turns of the requests whose body is read and judged at once.
+    pub(crate) bodies: Arc<Semaphore>,
+    pub(crate) connections: Arc<Connections>,
+    /// Pauses made and resolved, for the console's event stream.
+    pub(crate) events: Events,
+    /// Webhooks told of every pause.
+    pub(crate) notifier: notify::Notifier,
+    /// The console's logged-in people.
+    pub(crate) sessions: Sessions,
+    /// `http://<bound address>`, where `server.public_url` is not set.
+    pub(crate) bound_url: std::sync::OnceLock<String>,
+}
+
+impl Daemon {
+    /// Loads the configuration file and everything it names. Blocks while
+    /// providers are compiled and configured.
+    pub fn load(config_path: &Path, options: &ServeOptions) -> Result<Daemon, ServeError> {
+        let (mut config, digest) = Config::load_with_digest(config_path)?;
+        settle_data_dir(&mut config, options.data_dir.as_deref());
+        let settings = Settings::resolve(&config)?;
+        let data_dir = config.data_dir();
+        warden_runtime::data_dir::create_private_dir(&data_dir).map_err(|source| {
+            ServeError::DataDir {
+                path: data_dir.display().to_string(),
+                source,
+            }
+        })?;
+        let warden = Arc::new(Warden::new(&config)?);
+        if let Some((provider, failure)) = warden.snapshot().providers.unhealthy().next() {
+            return Err(ServeError::Unhealthy {
+                provider: provider.name().to_string(),
+                message: failure.to_string(),
+            });
+        }
+        let limits = settings.limits;
+        let store = SqliteApprovalStore::open_in(&data_dir, config.hitl_approval.durability)?;
+        store.set_busy_timeout(limits.store_busy_timeout())?;
+        let gate = ApprovalGate::new(warden.clone(), Arc::new(store));
+        let decisions = DecisionLog::open(&config.decision_log, &data_dir)?;
+        decisions.set_policy(settings.arguments);
+        let swaps = JsonLines::open(&data_dir.join(SWAP_LOG))?;
+        let metrics = Metrics::new();
+        let notifier = notify::Notifier::new(metrics.notify_counters());
+        notifier.set(settings.notify);
+        metrics.swapped(None, warden.snapshot().providers.generation());
+        let fixed = Fixed::of(&config);
+        let workers = WorkerPool::start(limits.worker_count(), limits.queue_depth)
+            .map_err(ServeError::Workers)?;
+        let connections = Arc::new(Connections::new(connections::connection_cap(
+            limits.max_connections,
+        )));
+        if connections.cap() < limits.max_connections {
+            tracing::warn!(
+                cap = connections.cap(),
+                "server.limits.max_connections lowered to fit the open-file limit"
+            );
+        }
+        Ok(Daemon {
+            config_path: config_path.to_path_buf(),
+            tokens: ArcSwap::from_pointee(settings.tokens),
+            limits: Arc::new(ArcSwap::from_pointee(limits)),
+            metrics,
+            decisions,
+            swaps,
+            reloading: Mutex::new(Applied {
+                config_sha256: digest,
+            }),
+            fixed,
+            data_dir: options.data_dir.clone(),
+            dispatch: options.dispatch,
+            workers,
+            bodies: Arc::new(Semaphore::new(limits.max_concurrent_bodies)),
+            connections,
+            warden,
+            gate,
+            events: Events::new(),
+            notifier,
+            sessions: Sessions::new(),
+            bound_url: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// The pipeline and its live policy.
+    pub fn warden(&self) -> &Warden {
+        &self.warden
+    }
+
+    /// The approval gate.
+    pub fn gate(&self) -> &ApprovalGate {
+        &self.gate
+    }
+
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    pub fn decision_log(&self) -> &DecisionLog {
+        &self.decisions
+    }
+
+    pub fn config_path(&self) -> &Path {
+        &self.config_path
+    }
+
+    /// Who is calling, if they may: 401 without a valid token, 403 with a
+    /// token of the wrong role.
+    pub fn authorize(&self, headers: &HeaderMap, access: Access) -> Result<Principal, ApiError> {
+        let header = headers
+            .get(axum::http::header::AUTHORIZATION)
+            .ok_or_else(|| ApiError::unauthorized("missing `Authorization: Bearer <token>`"))?;
+        let token = header.to_str().ok().and_then(auth::bearer).ok_or_else(|| {
+            ApiError::unauthorized("the Authorization header is not `Bearer <token>`")
+        })?;
+        let who = self
+            .tokens
+            .load()
+            .authenticate(token)
+            .ok_or_else(|| ApiError::unauthorized("the bearer token is not valid"))?;
+        let admins_approve = self.warden.snapshot().hitl_approval.admins_may_approve;
+        if !access.allows(who.role, admins_approve) {
+            return Err(ApiError::forbidden(format!(
+                "the token '{}' has the {} role; this route needs {}",
+                who.name,
+                who.role,
+                access.describe()
+            )));
+        }
+        Ok(who)
+    }
+
+    /// What the caller may do with approvals: answer any (an approver, or an
+    /// admin where `hitl_approval.admins_may_approve`), relay a named human's
+    /// answer to its own (a `relay: true` token), or nothing.
+    pub fn authority(&self, who: &Principal) -> warden_approval::Authority {
+        use warden_approval::Authority;
+        match who.role {
+            Role::Approver => Authority::Approver,
+            Role::Admin if self.warden.snapshot().hitl_approval.admins_may_approve => {
+                Authority::Approver
+            }
+            Role::Agent | Role::Internal if who.relay => Authority::Relay,
+            _ => Authority::Denied,
+        }
+    }
+
+    /// Pauses made and resolved.
+    pub fn events(&self) -> &Events {
+        &self.events
+    }
+
+    /// Where people reach the daemon: `server.public_url`, else the address it
+    /// is bound to.
+    pub fn public_url(&self) -> String {
+        self.fixed
+            .public_url
+            .clone()
+            .or_else(|| self.bound_url.get().cloned())
+            .unwrap_or_else(|| format!("http://{}", self.fixed.listen))
+    }
+
+    /// The request limits in force.
+    pub fn limits(&self) -> HttpLimits {
+        **self.limits.load()
+    }
+
+    /// Runs blocking work (the pipeline, the approval store) as the dispatch
+    /// says: on the judging pool unless measuring the alternatives.
+    pub(crate) async fn offload<T: Send + 'static>(
+        self: &Arc<Self>,
+        job: impl FnOnce(&Daemon) -> T + Send + 'static,
+    ) -> Result<T, PoolError> {
+        match self.dispatch {
+            Dispatch::Pool => {
+                let daemon = self.clone();
+                self.workers.run(move || job(&daemon)).await
+            }
+            Dispatch::Inline => Ok(job(self)),
+            Dispatch::BlockInPlace => Ok(tokio::task::block_in_place(|| job(self))),
+            Dispatch::SpawnBlocking => {
+                let daemon = self.clone();
+                tokio::task::spawn_blocking(move || job(&daemon))
+                    .await
+                    .map_err(|_| PoolError::Panicked)
+            }
+        }
+    }
+
+    /// How loaded the daemon is: connections, and calls waiting or being judged.
+    pub fn current_load(&self) -> metrics::Load {
+        metrics::Load {
+            connections: self.connections.open(),
+            max_connections: self.connections.cap(),
+            jobs: self.workers.busy(),
+            workers: self.workers.workers(),
+        }
+    }
+}
+
+/// Puts the data directory where the command line says, else where the file
+/// says, as an absolute path: the compiled cache, the store and the logs all
+/// live there.
+pub(crate) fn settle_data_dir(config: &mut Config, command_line: Option<&Path>) {
+    let dir = command_line
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| config.data_dir());
+    config.set_data_dir(&dir);
+}
