@@ -1,5 +1,6 @@
 //! An evaluation as the daemon's JSON answer, built directly as Python
-//! objects: the hot path's answer. The keys and the fixed words (verdicts,
+//! objects, and as the client's `warden.Evaluation` around it: the hot path's
+//! answer. The keys and the fixed words (verdicts,
 //! modes) are interned strings, made once per interpreter, so that an answer
 //! costs only its own values; the rare parts (metadata, a signed record, a
 //! classifier's report) go through serde as everywhere else. The shape is the
@@ -7,6 +8,7 @@
 //! test compares it with the daemon's).
 
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyString};
 use pyo3::{Bound, PyResult, Python, intern};
 
@@ -30,29 +32,117 @@ fn serde<'py, T: serde::Serialize>(py: Python<'py>, value: &T) -> PyResult<Bound
     Ok(pythonize::pythonize(py, value)?)
 }
 
-pub fn evaluation<'py>(py: Python<'py>, ev: &Evaluation) -> PyResult<Bound<'py, PyAny>> {
-    let out = PyDict::new(py);
-    out.set_item(intern!(py, "verdict"), word(py, ev.verdict.as_str()))?;
-    out.set_item(intern!(py, "allow"), ev.allow)?;
+/// The client's classes (`warden.client`), and `object.__new__` and
+/// `object.__setattr__` to fill their frozen instances.
+struct Classes {
+    evaluation: Py<PyAny>,
+    reason: Py<PyAny>,
+    new: Py<PyAny>,
+    setattr: Py<PyAny>,
+}
+
+static CLASSES: PyOnceLock<Classes> = PyOnceLock::new();
+
+fn classes(py: Python<'_>) -> PyResult<&Classes> {
+    CLASSES.get_or_try_init(py, || {
+        let client = py.import("warden.client")?;
+        let object = py.import("builtins")?.getattr("object")?;
+        Ok(Classes {
+            evaluation: client.getattr("Evaluation")?.unbind(),
+            reason: client.getattr("Reason")?.unbind(),
+            new: object.getattr("__new__")?.unbind(),
+            setattr: object.getattr("__setattr__")?.unbind(),
+        })
+    })
+}
+
+/// An instance of the frozen dataclass `class` with these fields, filled as
+/// its own `__init__` fills it (through `object.__setattr__`), at once.
+fn instance<'py>(
+    py: Python<'py>,
+    classes: &Classes,
+    class: &Py<PyAny>,
+    fields: Bound<'py, PyDict>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let object = classes.new.bind(py).call1((class.bind(py),))?;
+    classes
+        .setattr
+        .bind(py)
+        .call1((&object, intern!(py, "__dict__"), fields))?;
+    Ok(object)
+}
+
+/// The parts of an evaluation that a harness seldom reads, `raw` (the
+/// daemon's JSON) and `stages`, kept in Rust until `warden.Evaluation` is
+/// first asked for them (its `__getattr__`, see `warden.client`).
+#[pyclass(frozen, module = "warden._native")]
+pub struct Deferred {
+    evaluation: Evaluation,
+}
+
+#[pymethods]
+impl Deferred {
+    /// The daemon's JSON answer.
+    #[getter]
+    fn raw<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        evaluation(py, &self.evaluation)
+    }
+
+    /// The stage reports, as the daemon's JSON.
+    #[getter]
+    fn stages<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        stages(py, &self.evaluation)
+    }
+}
+
+/// The answer as `warden.Evaluation`, what `Evaluation.from_json` makes of
+/// the daemon's answer, made here rather than in Python. All of it holds the
+/// GIL, which threads judging at once take turns for: the less a call holds
+/// it, the more they judge at once. So only what a harness reads of every
+/// answer is made now; `raw` and `stages` wait in [`Deferred`] until read.
+pub fn evaluation_object(py: Python<'_>, ev: Evaluation) -> PyResult<Bound<'_, PyAny>> {
+    let classes = classes(py)?;
+    let fields = PyDict::new(py);
+    fields.set_item(intern!(py, "verdict"), word(py, ev.verdict.as_str()))?;
+    fields.set_item(intern!(py, "allow"), ev.allow)?;
     let reasons = PyList::empty(py);
     for reason in &ev.reasons {
         let item = PyDict::new(py);
         item.set_item(intern!(py, "code"), &reason.code)?;
         item.set_item(intern!(py, "message"), &reason.message)?;
-        reasons.append(item)?;
+        reasons.append(instance(py, classes, &classes.reason, item)?)?;
     }
-    out.set_item(intern!(py, "reasons"), reasons)?;
-    out.set_item(intern!(py, "policy_id"), ev.policy_id.as_deref())?;
-    if ev.metadata.is_empty() {
-        out.set_item(intern!(py, "metadata"), PyDict::new(py))?;
-    } else {
-        out.set_item(intern!(py, "metadata"), serde(py, &ev.metadata)?)?;
-    }
-    out.set_item(intern!(py, "decided_by"), ev.decided_by.as_deref())?;
-    out.set_item(
+    fields.set_item(intern!(py, "reasons"), reasons)?;
+    fields.set_item(intern!(py, "policy_id"), ev.policy_id.as_deref())?;
+    fields.set_item(intern!(py, "metadata"), metadata(py, &ev)?)?;
+    fields.set_item(intern!(py, "decided_by"), ev.decided_by.as_deref())?;
+    fields.set_item(
         intern!(py, "interaction_mode"),
         word(py, ev.interaction_mode.as_str()),
     )?;
+    fields.set_item(intern!(py, "generation"), ev.generation)?;
+    fields.set_item(intern!(py, "duration_us"), ev.duration_us)?;
+    fields.set_item(intern!(py, "decision_id"), py.None())?;
+    match &ev.decision_record {
+        Some(record) => fields.set_item(intern!(py, "decision_record"), serde(py, record)?)?,
+        None => fields.set_item(intern!(py, "decision_record"), py.None())?,
+    }
+    fields.set_item(
+        intern!(py, "_deferred"),
+        Bound::new(py, Deferred { evaluation: ev })?,
+    )?;
+    instance(py, classes, &classes.evaluation, fields)
+}
+
+fn metadata<'py>(py: Python<'py>, ev: &Evaluation) -> PyResult<Bound<'py, PyAny>> {
+    if ev.metadata.is_empty() {
+        Ok(PyDict::new(py).into_any())
+    } else {
+        serde(py, &ev.metadata)
+    }
+}
+
+fn stages<'py>(py: Python<'py>, ev: &Evaluation) -> PyResult<Bound<'py, PyList>> {
     let stages = PyList::empty(py);
     for stage in &ev.stages {
         let item = PyDict::new(py);
@@ -74,12 +164,35 @@ pub fn evaluation<'py>(py: Python<'py>, ev: &Evaluation) -> PyResult<Bound<'py, 
         }
         stages.append(item)?;
     }
-    out.set_item(intern!(py, "stages"), stages)?;
+    Ok(stages)
+}
+
+/// The daemon's JSON answer, as a dict.
+pub fn evaluation<'py>(py: Python<'py>, ev: &Evaluation) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    out.set_item(intern!(py, "verdict"), word(py, ev.verdict.as_str()))?;
+    out.set_item(intern!(py, "allow"), ev.allow)?;
+    let reasons = PyList::empty(py);
+    for reason in &ev.reasons {
+        let item = PyDict::new(py);
+        item.set_item(intern!(py, "code"), &reason.code)?;
+        item.set_item(intern!(py, "message"), &reason.message)?;
+        reasons.append(item)?;
+    }
+    out.set_item(intern!(py, "reasons"), reasons)?;
+    out.set_item(intern!(py, "policy_id"), ev.policy_id.as_deref())?;
+    out.set_item(intern!(py, "metadata"), metadata(py, ev)?)?;
+    out.set_item(intern!(py, "decided_by"), ev.decided_by.as_deref())?;
+    out.set_item(
+        intern!(py, "interaction_mode"),
+        word(py, ev.interaction_mode.as_str()),
+    )?;
+    out.set_item(intern!(py, "stages"), stages(py, ev)?)?;
     if let Some(record) = &ev.decision_record {
         out.set_item(intern!(py, "decision_record"), serde(py, record)?)?;
     }
     out.set_item(intern!(py, "generation"), ev.generation)?;
     out.set_item(intern!(py, "duration_us"), ev.duration_us)?;
     out.set_item(intern!(py, "judged_at"), &ev.judged_at)?;
-    Ok(out.into_any())
+    Ok(out)
 }

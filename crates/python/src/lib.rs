@@ -594,7 +594,8 @@ impl Core {
             .map_err(LoadFailure::into_py)
     }
 
-    /// One tool call, as `POST /v1/evaluate` judges it; the daemon's answer.
+    /// One tool call, as `POST /v1/evaluate` judges it; the daemon's answer
+    /// as `warden.Evaluation`.
     #[pyo3(signature = (tool_name, tool_input=None, tool_call_id=None, context=None))]
     fn evaluate<'py>(
         &self,
@@ -607,12 +608,12 @@ impl Core {
         let call = match intake(tool_name, tool_input, tool_call_id, context) {
             Ok(Intake::Call(call)) => call,
             Ok(Intake::Refused(code, message)) => {
-                return answer::evaluation(py, &self.refused(code, &message));
+                return answer::evaluation_object(py, self.refused(code, &message));
             }
             Err(failure) => return Err(failure.into_py(py)),
         };
         match py.detach(|| self.judge(&call)) {
-            Ok(evaluation) => answer::evaluation(py, &evaluation),
+            Ok(evaluation) => answer::evaluation_object(py, evaluation),
             Err(failure) => Err(failure.into_py(py)),
         }
     }
@@ -633,7 +634,7 @@ impl Core {
             },
         });
         match judged {
-            Ok(evaluation) => answer::evaluation(py, &evaluation),
+            Ok(evaluation) => answer::evaluation_object(py, evaluation),
             Err(failure) => Err(failure.into_py(py)),
         }
     }
@@ -845,6 +846,7 @@ impl Core {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Core>()?;
+    m.add_class::<answer::Deferred>()?;
     m.add("ConfigError", m.py().get_type::<ConfigError_>())?;
     m.add("ApiError", m.py().get_type::<ApiError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

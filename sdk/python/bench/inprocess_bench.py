@@ -12,8 +12,8 @@ median and p99 per call in µs:
 - ``in-process``: ``Warden.evaluate`` (the native core, the permission engine
   and the allowlist provider, a wasm component; the answer as the client's
   ``Evaluation``), on a configuration with only the allowlist provider.
-- ``in-process core``: the native module's own ``evaluate`` (the daemon's answer
-  as a dict), without the ``Evaluation`` object: what the binding costs.
+- ``in-process core``: the native module's own ``evaluate`` (which makes the
+  ``Evaluation`` itself), without the Python method around it.
 - ``in-process, shipped config``: ``Warden.evaluate`` on examples/warden.yaml
   (allowlist, OAP passport and rules providers, triage).
 - ``deerflow allowlist``: DeerFlow's ``AllowlistProvider.evaluate`` on its

@@ -238,6 +238,23 @@ def test_the_evaluation_is_the_clients_reading_of_the_same_answer(parity_warden)
         assert local == Evaluation.from_json(local.raw) and local.raw == Evaluation.from_json(local.raw).raw
 
 
+def test_an_evaluation_made_in_process_pickles_and_copies_with_its_deferred_fields(parity_warden):
+    import copy
+    import pickle
+
+    local = parity_warden.evaluate("bash", {"command": "git push origin main"})
+    for again in (pickle.loads(pickle.dumps(local)), copy.deepcopy(local), copy.copy(local)):
+        assert again == local and again.raw == local.raw and again.stages == local.stages
+        assert "_deferred" not in again.__dict__
+
+
+def test_an_evaluation_made_in_process_has_no_attributes_beyond_the_clients(parity_warden):
+    local = parity_warden.evaluate("bash", {"command": "ls"})
+    with pytest.raises(AttributeError, match="judged_at"):
+        local.judged_at  # noqa: B018
+    assert local.stages is local.stages  # made once, on first read
+
+
 def test_no_decision_log_id_in_process(parity_warden):
     assert parity_warden.evaluate("bash", {"command": "ls"}).decision_id is None
 

@@ -1,8 +1,12 @@
 """Types of ``warden._native``, Warden's Rust core in this process. Use it
 through :class:`warden.Warden`, which gives it the HTTP client's types and
-errors; the answers here are the daemon's JSON, as Python objects."""
+errors; the answers here are the daemon's JSON, as Python objects, except an
+evaluation, which is the client's :class:`warden.Evaluation` (its ``raw`` the
+daemon's JSON)."""
 
 from typing import Any, Dict, List, Mapping, Optional
+
+from warden.client import Evaluation
 
 __version__: str
 
@@ -11,6 +15,12 @@ class ConfigError(ValueError):
 
 class ApiError(Exception):
     """What the daemon would answer with an HTTP error: args are (status, code, message, details)."""
+
+class Deferred:
+    """The fields of an in-process :class:`warden.Evaluation` made on first read."""
+
+    raw: Dict[str, Any]
+    stages: List[Dict[str, Any]]
 
 class Core:
     @staticmethod
@@ -30,8 +40,8 @@ class Core:
         tool_input: Optional[Mapping[str, Any]] = None,
         tool_call_id: Optional[str] = None,
         context: Optional[Mapping[str, Any]] = None,
-    ) -> Dict[str, Any]: ...
-    def evaluate_json(self, body: bytes) -> Dict[str, Any]: ...
+    ) -> Evaluation: ...
+    def evaluate_json(self, body: bytes) -> Evaluation: ...
     def submit_tool_calls(self, thread_id: str, run_id: str, body: bytes) -> Dict[str, Any]: ...
     def approvals(self, thread_id: str, include_resolved: bool = False) -> List[Dict[str, Any]]: ...
     def resume(

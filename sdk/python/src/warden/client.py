@@ -25,7 +25,7 @@ import json
 import os
 import socket
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 from urllib.parse import quote, urlsplit
 
@@ -90,6 +90,10 @@ class Reason:
     message: str = ""
 
 
+#: The fields of an in-process Evaluation made on first read (Evaluation.__getattr__).
+_DEFERRED = frozenset({"raw", "stages"})
+
+
 @dataclass(frozen=True)
 class Evaluation:
     """Warden's decision on one tool call (the JSON of ``POST /v1/evaluate``)."""
@@ -130,6 +134,21 @@ class Evaluation:
             )
         except (KeyError, TypeError, ValueError) as err:
             raise WardenNoAnswer(f"warden answered something that is not a decision: {err!r}") from err
+
+    # An evaluation made in this process (warden.Warden) leaves `raw` and
+    # `stages` in the native core until they are first read: making them
+    # would hold the GIL, which threads judging at once take turns for.
+    def __getattr__(self, name: str) -> Any:
+        deferred = self.__dict__.get("_deferred")
+        if deferred is None or name not in _DEFERRED:
+            raise AttributeError(f"'Evaluation' object has no attribute '{name}'")
+        value = getattr(deferred, name)
+        object.__setattr__(self, name, value)
+        return value
+
+    def __getstate__(self) -> Dict[str, Any]:
+        """Every field, made if it was deferred (for pickle and copy)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
     @classmethod
     def local_deny(cls, code: str, message: str, **metadata: Any) -> "Evaluation":

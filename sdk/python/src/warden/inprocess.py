@@ -75,39 +75,6 @@ class WardenConfigError(WardenError, ValueError):
         self.column = column
 
 
-_new = object.__new__
-
-
-def _evaluation(data: Dict[str, Any]) -> Evaluation:
-    """:meth:`Evaluation.from_json` for the native core's answer, at a fraction
-    of the cost (this is most of what the binding adds to a call): the answer
-    is well-formed by construction and made for this call alone, so it is
-    neither checked nor copied; the frozen dataclasses are filled as their own
-    ``__init__`` fills them."""
-    reasons = []
-    for item in data["reasons"]:
-        reason = _new(Reason)
-        reason.__dict__.update(item)
-        reasons.append(reason)
-    evaluation = _new(Evaluation)
-    evaluation.__dict__.update(
-        verdict=data["verdict"],
-        allow=data["allow"],
-        reasons=reasons,
-        policy_id=data["policy_id"],
-        metadata=data["metadata"],
-        decided_by=data["decided_by"],
-        interaction_mode=data["interaction_mode"],
-        stages=data["stages"],
-        generation=data["generation"],
-        duration_us=data["duration_us"],
-        decision_id=None,
-        decision_record=data.get("decision_record"),
-        raw=data,
-    )
-    return evaluation
-
-
 def _api_error(err: Exception) -> WardenHTTPError:
     status, code, message, details = err.args
     return WardenHTTPError(status, code, message, details)
@@ -253,22 +220,22 @@ class Warden:
     ) -> Evaluation:
         """Judges one tool call; raises :class:`WardenHTTPError` where the daemon
         answers an error (a malformed context)."""
+        # The native core makes the Evaluation itself: the less Python a call
+        # runs, the less of it holds the GIL, and the more threads judge at once.
         try:
-            data = self._evaluate(tool_name, tool_input, tool_call_id, context)
+            return self._evaluate(tool_name, tool_input, tool_call_id, context)
         except _native.ApiError as err:
             raise _api_error(err) from None
-        return _evaluation(data)
 
     def evaluate_call(self, call: Mapping[str, Any]) -> Evaluation:
         """Judges a request body as ``POST /v1/evaluate`` takes it."""
         if isinstance(call, dict) and _CALL_KEYS.issuperset(call):
             try:
-                data = self._evaluate(
+                return self._evaluate(
                     call.get("tool_name"), call.get("tool_input"), call.get("tool_call_id"), call.get("context")
                 )
             except _native.ApiError as err:
                 raise _api_error(err) from None
-            return _evaluation(data)
         # Not a plain call: read as the daemon reads a body, and refused as it
         # refuses one (an unknown key, say).
         try:
@@ -279,10 +246,9 @@ class Warden:
                 UNENCODABLE_INPUT, f"{err.path}: {err.why}; JSON cannot carry it, so the call is denied"
             )
         try:
-            data = self._core.evaluate_json(body)
+            return self._core.evaluate_json(body)
         except _native.ApiError as err:
             raise _api_error(err) from None
-        return _evaluation(data)
 
     async def aevaluate(self, *args: Any, **kwargs: Any) -> Evaluation:
         """:meth:`evaluate`, without blocking the event loop (the pipeline runs
