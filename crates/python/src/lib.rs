@@ -29,6 +29,7 @@ use warden_types::request::{MAX_INPUT_DEPTH, MAX_REQUEST_BYTES};
 
 mod answer;
 mod convert;
+mod gil;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -590,7 +591,7 @@ impl Core {
         if let Err(err) = check_id("principal", &principal) {
             return Err(PyValueError::new_err(err.to_string()));
         }
-        py.detach(|| Core::open(source, data_dir, caller, principal))
+        gil::detach(py, || Core::open(source, data_dir, caller, principal))
             .map_err(LoadFailure::into_py)
     }
 
@@ -612,7 +613,7 @@ impl Core {
             }
             Err(failure) => return Err(failure.into_py(py)),
         };
-        match py.detach(|| self.judge(&call)) {
+        match gil::detach(py, || self.judge(&call)) {
             Ok(evaluation) => answer::evaluation_object(py, evaluation),
             Err(failure) => Err(failure.into_py(py)),
         }
@@ -626,7 +627,7 @@ impl Core {
         body: &Bound<'py, PyBytes>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let body = body.as_bytes();
-        let judged = py.detach(|| match ToolCall::from_json(body) {
+        let judged = gil::detach(py, || match ToolCall::from_json(body) {
             Ok(call) => self.judge(&call),
             Err(err) => match err.refusal_code() {
                 Some(code) => Ok(self.refused(code, &err.to_string())),
@@ -650,7 +651,7 @@ impl Core {
         body: &Bound<'py, PyBytes>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let body = body.as_bytes();
-        let outcome = py.detach(|| -> Result<_, Failure> {
+        let outcome = gil::detach(py, || -> Result<_, Failure> {
             let run = RunRef::new(thread_id, run_id).of(self.principal.as_str());
             let response = ModelResponse::from_json(body)?;
             match self.gate.submit(&run, &response, self.caller) {
@@ -683,7 +684,7 @@ impl Core {
             thread_id: Some(thread_id),
             include_resolved,
         };
-        match py.detach(|| self.gate.approvals(&filter)) {
+        match gil::detach(py, || self.gate.approvals(&filter)) {
             Ok(list) => answer(py, &list),
             Err(err) => Err(Failure::from(err).into_py(py)),
         }
@@ -701,7 +702,7 @@ impl Core {
         idempotency_key: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let body = body.as_bytes();
-        let resolved = py.detach(|| -> Result<_, Failure> {
+        let resolved = gil::detach(py, || -> Result<_, Failure> {
             let mut request = ResumeRequest::from_json(body)?;
             request.idempotency_key = idempotency_key;
             request.check()?;
@@ -723,7 +724,7 @@ impl Core {
             principal: Some(self.principal.clone()),
             include_inactive,
         };
-        match py.detach(|| self.gate.grants(&filter)) {
+        match gil::detach(py, || self.gate.grants(&filter)) {
             Ok(grants) => answer(py, &grants),
             Err(err) => Err(Failure::from(err).into_py(py)),
         }
@@ -737,7 +738,7 @@ impl Core {
         grant_id: String,
         reviewer: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let revoked = py.detach(|| -> Result<_, Failure> {
+        let revoked = gil::detach(py, || -> Result<_, Failure> {
             let reviewer = self.reviewer(reviewer.as_deref())?;
             Ok(self.gate.revoke_grant(&reviewer, &grant_id)?)
         });
@@ -775,7 +776,7 @@ impl Core {
     /// Reads the configuration again and swaps the provider set atomically;
     /// on failure the running set keeps serving (422 `reload_failed`).
     fn reload<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        match py.detach(|| self.reload_now()) {
+        match gil::detach(py, || self.reload_now()) {
             Ok(report) => answer(py, &report),
             Err(failure) => Err(failure.into_py(py)),
         }

@@ -543,6 +543,27 @@ def test_two_threads_judge_at_once(tmp_path):
     assert time.monotonic() - started < 0.55
 
 
+def test_threads_judging_fast_calls_at_once_each_get_their_own_answers(allowlist):
+    # Each thread takes the GIL back after every call, waiting for the others'
+    # turns (crates/python/src/gil.rs): none may stall, and no answer may go
+    # to another call.
+    wrong = []
+
+    def judge(worker):
+        for i in range(1500):
+            tool = "bash" if (i + worker) % 2 else "rm"
+            decision = allowlist.evaluate(tool, {"command": f"echo {worker} {i}"})
+            if decision.allow != (tool == "bash"):
+                wrong.append((worker, i, tool, decision.verdict))
+
+    threads = [threading.Thread(target=judge, args=(w,)) for w in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not any(t.is_alive() for t in threads) and wrong == []
+
+
 def test_aevaluate_answers_as_evaluate(allowlist):
     async def many():
         return await asyncio.gather(*(allowlist.aevaluate("bash", {"command": str(i)}) for i in range(8)))
