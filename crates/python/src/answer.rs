@@ -1,8 +1,7 @@
-//! An evaluation as the daemon's JSON answer, built directly as Python
-//! objects, and as the client's `warden.Evaluation` around it: the hot path's
-//! answer. The keys and the fixed words (verdicts,
-//! modes) are interned strings, made once per interpreter, so that an answer
-//! costs only its own values; the rare parts (metadata, a signed record, a
+//! An evaluation as the client's `warden.Evaluation`, and as the daemon's
+//! JSON answer, built directly as Python objects: the hot path's answer. The
+//! keys and the fixed words (verdicts, modes) are interned strings, made once
+//! per interpreter, so that an answer costs only its own values; the rare parts (metadata, a signed record, a
 //! classifier's report) go through serde as everywhere else. The shape is the
 //! `Serialize` of `Evaluation`, fields left out where it leaves them out (a
 //! test compares it with the daemon's).
@@ -12,7 +11,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyString};
 use pyo3::{Bound, PyResult, Python, intern};
 
-use crate::Evaluation;
+use crate::{Evaluation, Reason};
 
 /// `verdict` as its interned word.
 fn word<'py>(py: Python<'py>, text: &'static str) -> Bound<'py, PyString> {
@@ -107,10 +106,12 @@ pub fn evaluation_object(py: Python<'_>, ev: Evaluation) -> PyResult<Bound<'_, P
     fields.set_item(intern!(py, "allow"), ev.allow)?;
     let reasons = PyList::empty(py);
     for reason in &ev.reasons {
-        let item = PyDict::new(py);
-        item.set_item(intern!(py, "code"), &reason.code)?;
-        item.set_item(intern!(py, "message"), &reason.message)?;
-        reasons.append(instance(py, classes, &classes.reason, item)?)?;
+        reasons.append(instance(
+            py,
+            classes,
+            &classes.reason,
+            reason_fields(py, reason)?,
+        )?)?;
     }
     fields.set_item(intern!(py, "reasons"), reasons)?;
     fields.set_item(intern!(py, "policy_id"), ev.policy_id.as_deref())?;
@@ -132,6 +133,14 @@ pub fn evaluation_object(py: Python<'_>, ev: Evaluation) -> PyResult<Bound<'_, P
         Bound::new(py, Deferred { evaluation: ev })?,
     )?;
     instance(py, classes, &classes.evaluation, fields)
+}
+
+/// A reason's JSON, which is also its fields as `warden.Reason`.
+fn reason_fields<'py>(py: Python<'py>, reason: &Reason) -> PyResult<Bound<'py, PyDict>> {
+    let item = PyDict::new(py);
+    item.set_item(intern!(py, "code"), &reason.code)?;
+    item.set_item(intern!(py, "message"), &reason.message)?;
+    Ok(item)
 }
 
 fn metadata<'py>(py: Python<'py>, ev: &Evaluation) -> PyResult<Bound<'py, PyAny>> {
@@ -174,10 +183,7 @@ pub fn evaluation<'py>(py: Python<'py>, ev: &Evaluation) -> PyResult<Bound<'py, 
     out.set_item(intern!(py, "allow"), ev.allow)?;
     let reasons = PyList::empty(py);
     for reason in &ev.reasons {
-        let item = PyDict::new(py);
-        item.set_item(intern!(py, "code"), &reason.code)?;
-        item.set_item(intern!(py, "message"), &reason.message)?;
-        reasons.append(item)?;
+        reasons.append(reason_fields(py, reason)?)?;
     }
     out.set_item(intern!(py, "reasons"), reasons)?;
     out.set_item(intern!(py, "policy_id"), ev.policy_id.as_deref())?;
