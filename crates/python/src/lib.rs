@@ -136,19 +136,7 @@ impl Source {
     /// The configuration, and the SHA-256 of its bytes.
     fn read(&self) -> Result<(Config, String), ConfigError> {
         match self {
-            Source::File(path) => {
-                let bytes = std::fs::read(path).map_err(|source| ConfigError::Read {
-                    path: path.display().to_string(),
-                    source,
-                })?;
-                let text = String::from_utf8_lossy(&bytes);
-                let base_dir = path
-                    .parent()
-                    .map(Path::to_path_buf)
-                    .unwrap_or_else(|| ".".into());
-                let config = Config::parse(&text, &path.display().to_string(), base_dir)?;
-                Ok((config, hex::encode(Sha256::digest(&bytes))))
-            }
+            Source::File(path) => Config::load_with_digest(path),
             Source::Text {
                 text,
                 name,

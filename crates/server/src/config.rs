@@ -10,8 +10,8 @@ use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
-use sha2::{Digest, Sha256};
 
+use warden::config::ConfigFile;
 pub use warden::config::{ConfigError, Limits, OnError};
 
 use crate::auth::TokenSpec;
@@ -42,32 +42,15 @@ struct DaemonSections {
 impl Config {
     /// Reads and validates a configuration file.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            path: path.display().to_string(),
-            source,
-        })?;
-        let base_dir = path
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| PathBuf::from("."));
-        Config::parse(&text, &path.display().to_string(), base_dir)
+        Config::load_with_digest(path).map(|(config, _)| config)
     }
 
     /// As [`Config::load`], with the SHA-256 of the file's bytes: what a
     /// reload compares to tell a change from a second event for one save.
     pub fn load_with_digest(path: &Path) -> Result<(Config, String), ConfigError> {
-        let bytes = std::fs::read(path).map_err(|source| ConfigError::Read {
-            path: path.display().to_string(),
-            source,
-        })?;
-        let digest = hex::encode(Sha256::digest(&bytes));
-        let text = String::from_utf8_lossy(&bytes);
-        let base_dir = path
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| ".".into());
-        let config = Config::parse(&text, &path.display().to_string(), base_dir)?;
-        Ok((config, digest))
+        let file = ConfigFile::read(path)?;
+        let config = Config::parse(&file.text, &file.name, file.base_dir)?;
+        Ok((config, file.sha256))
     }
 
     /// The embedded default configuration (shipped providers only).

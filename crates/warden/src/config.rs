@@ -178,15 +178,14 @@ impl fmt::Display for Location {
 impl Config {
     /// Reads and validates a configuration file.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            path: path.display().to_string(),
-            source,
-        })?;
-        let base_dir = path
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| PathBuf::from("."));
-        Config::parse(&text, &path.display().to_string(), base_dir)
+        Config::load_with_digest(path).map(|(config, _)| config)
+    }
+
+    /// As [`Config::load`], with the SHA-256 of the file's bytes.
+    pub fn load_with_digest(path: &Path) -> Result<(Config, String), ConfigError> {
+        let file = ConfigFile::read(path)?;
+        let config = Config::parse(&file.text, &file.name, file.base_dir)?;
+        Ok((config, file.sha256))
     }
 
     /// The embedded default configuration (shipped providers only).
@@ -335,6 +334,49 @@ impl Config {
             .check()
             .map_err(|(key, message)| self.invalid(format!("hitl_approval.{key}"), message))?;
         Ok(())
+    }
+}
+
+/// A configuration file read whole, for a reader that remembers what it
+/// applied: a reload compares the digest to tell a change from a second event
+/// for one save.
+#[derive(Clone, Debug)]
+pub struct ConfigFile {
+    /// The file's text.
+    pub text: String,
+    /// The path, as errors name the file.
+    pub name: String,
+    /// The file's directory, where its relative paths start.
+    pub base_dir: PathBuf,
+    /// The SHA-256 of the file's bytes, in hex.
+    pub sha256: String,
+}
+
+impl ConfigFile {
+    /// Reads `path`; an error (unreadable, not UTF-8) names it.
+    pub fn read(path: &Path) -> Result<ConfigFile, ConfigError> {
+        use sha2::{Digest, Sha256};
+        let unreadable = |source| ConfigError::Read {
+            path: path.display().to_string(),
+            source,
+        };
+        let bytes = std::fs::read(path).map_err(unreadable)?;
+        let sha256 = hex::encode(Sha256::digest(&bytes));
+        let text = String::from_utf8(bytes).map_err(|_| {
+            unreadable(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "the file is not UTF-8 text",
+            ))
+        })?;
+        Ok(ConfigFile {
+            text,
+            name: path.display().to_string(),
+            base_dir: path
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| PathBuf::from(".")),
+            sha256,
+        })
     }
 }
 

@@ -87,3 +87,27 @@ fn an_unknown_builtin_is_refused_listing_the_shipped_ones() {
         .unwrap();
     assert!(err.to_string().contains("allowlist"), "{err}");
 }
+
+#[test]
+fn a_config_file_that_is_not_utf8_is_refused_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("warden.yaml");
+    std::fs::write(&path, b"guardrails:\n  enabled: \xff\n").unwrap();
+    let err = warden::Config::load(&path).unwrap_err().to_string();
+    assert!(
+        err.contains("warden.yaml") && err.contains("not UTF-8"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_config_file_read_with_its_digest_is_the_same_config_and_the_sha256_of_its_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("warden.yaml");
+    let text = "guardrails:\n  enabled: false\n";
+    std::fs::write(&path, text).unwrap();
+    let (config, digest) = warden::Config::load_with_digest(&path).unwrap();
+    assert!(!config.guardrails.enabled);
+    use sha2::Digest;
+    assert_eq!(digest, hex::encode(sha2::Sha256::digest(text.as_bytes())));
+}
