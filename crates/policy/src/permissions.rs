@@ -15,20 +15,17 @@ use super::sensitive::{self, Access, SensitivePaths, SensitivePathsConfig};
 use super::tools::{ToolKind, ToolRegistry, ToolsConfig};
 use warden_types::decision::{Decision, Reason, Verdict};
 
-/// Reason codes of the permission engine.
+/// Reason codes of the permission engine (defined with every other code in
+/// `warden_types::codes`).
 pub mod codes {
-    pub const SENSITIVE_PATH: &str = "perm.sensitive_path";
-    pub const READ_ONLY_MODE: &str = "perm.read_only_mode";
-    pub const RULE_DENY: &str = "perm.rule_deny";
-    pub const RULE_ASK: &str = "perm.rule_ask";
-    pub const RULE_ALLOW: &str = "perm.rule_allow";
-    pub const OPAQUE_COMMAND: &str = "perm.opaque_command";
-    pub const SUSPICIOUS_CHARACTERS: &str = "perm.suspicious_characters";
-    pub const MODE_DEFAULT: &str = "perm.mode_default";
+    pub use warden_types::codes::{
+        MODE_DEFAULT, OPAQUE_COMMAND, READ_ONLY_MODE, RULE_ALLOW, RULE_ASK, RULE_DENY,
+        SENSITIVE_PATH, SUSPICIOUS_CHARACTERS,
+    };
 }
 
 /// The policy id on every decision of the permission engine.
-pub const POLICY_ID: &str = "warden.permissions";
+pub const POLICY_ID: &str = warden_types::codes::PERMISSIONS_POLICY;
 
 /// How calls that no rule decides are treated.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]

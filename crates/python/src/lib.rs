@@ -23,7 +23,7 @@ use warden_approval::{
     ListFilter, ModelResponse, ResumeRequest, Reviewer, RunRef, StoreError,
     codes as approval_codes,
 };
-use warden_types::codes::EVALUATOR_ERROR;
+use warden_types::codes::{EVALUATOR_ERROR, STORE_UNAVAILABLE};
 use warden_types::codes::{INPUT_TOO_DEEP, INPUT_TOO_LARGE};
 use warden_types::request::{MAX_INPUT_DEPTH, MAX_REQUEST_BYTES};
 
@@ -52,9 +52,6 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// The reason code of a call whose arguments JSON cannot carry: the same code
 /// and message the HTTP client answers (`warden.encoding`).
 const UNENCODABLE_INPUT: &str = "warden.unencodable_input";
-/// The approval store could not be read: the call is not judged (the code the
-/// daemon answers).
-const STORE_UNAVAILABLE: &str = "warden.store_unavailable";
 
 pyo3::create_exception!(
     _native,

@@ -15,10 +15,9 @@ use warden_types::Caller;
 use warden_types::decision::{Reason, Verdict, codes};
 use warden_types::request::{RequestError, ToolCall};
 
-/// Every judging thread is busy and the queue is full.
-pub const OVERLOADED: &str = "warden.overloaded";
-/// The approval store could not be read or written in time.
-pub const STORE_UNAVAILABLE: &str = "warden.store_unavailable";
+/// The codes of the refusals: every judging thread is busy and the queue is
+/// full; the approval store could not be read or written in time.
+pub use warden_types::codes::{OVERLOADED, STORE_UNAVAILABLE};
 /// The stage the refusal names in `decided_by`.
 pub const STAGE: &str = "daemon";
 
