@@ -130,6 +130,44 @@ pub const SCENARIOS: &[Scenario] = &[
     },
 ];
 
+/// Runs the scenarios named in `wanted` (every one when it is empty) and
+/// prints their rows as one Markdown table; with `list`, prints the scenarios
+/// instead. `program` and `release_command` name the binary and how to build
+/// it for measuring, for the warning a debug build gets.
+pub fn run(
+    wanted: &[String],
+    calls: usize,
+    list: bool,
+    program: &str,
+    release_command: &str,
+) -> anyhow::Result<()> {
+    if list {
+        for s in SCENARIOS {
+            println!("{:<16} {}", s.name, s.about);
+        }
+        return Ok(());
+    }
+    for name in wanted {
+        if !SCENARIOS.iter().any(|s| s.name == name) {
+            let known: Vec<_> = SCENARIOS.iter().map(|s| s.name).collect();
+            anyhow::bail!("unknown scenario '{name}' (known: {})", known.join(", "));
+        }
+    }
+    if cfg!(debug_assertions) {
+        eprintln!("{program}: this is a debug build; measure with `{release_command}`");
+    }
+    println!("{MARKDOWN_HEADER}");
+    for scenario in SCENARIOS
+        .iter()
+        .filter(|s| wanted.is_empty() || wanted.iter().any(|w| w == s.name))
+    {
+        for m in (scenario.run)(calls)? {
+            println!("{}", markdown_row(&m));
+        }
+    }
+    Ok(())
+}
+
 fn oap(calls: usize) -> anyhow::Result<Vec<Measurement>> {
     use warden_runtime::provider::{GuestCall, GuestInteractionMode};
     use warden_types::decision::Verdict;

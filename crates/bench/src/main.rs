@@ -14,7 +14,6 @@
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use warden_bench::{MARKDOWN_HEADER, SCENARIOS, markdown_row};
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -44,31 +43,12 @@ fn main() -> anyhow::Result<ExitCode> {
             other => bail!("unknown argument '{other}'\n{USAGE}"),
         }
     }
-    if list {
-        for s in SCENARIOS {
-            println!("{:<16} {}", s.name, s.about);
-        }
-        return Ok(ExitCode::SUCCESS);
-    }
-    for name in &wanted {
-        if !SCENARIOS.iter().any(|s| s.name == name) {
-            let known: Vec<_> = SCENARIOS.iter().map(|s| s.name).collect();
-            bail!("unknown scenario '{name}' (known: {})", known.join(", "));
-        }
-    }
-    if cfg!(debug_assertions) {
-        eprintln!(
-            "warden-bench: this is a debug build; measure with `cargo run --release -p warden-bench`"
-        );
-    }
-    println!("{MARKDOWN_HEADER}");
-    for scenario in SCENARIOS
-        .iter()
-        .filter(|s| wanted.is_empty() || wanted.iter().any(|w| w == s.name))
-    {
-        for m in (scenario.run)(calls)? {
-            println!("{}", markdown_row(&m));
-        }
-    }
+    warden_bench::run(
+        &wanted,
+        calls,
+        list,
+        "warden-bench",
+        "cargo run --release -p warden-bench",
+    )?;
     Ok(ExitCode::SUCCESS)
 }
