@@ -10,13 +10,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Serialize;
 use sha2::{Digest as _, Sha256};
-use wasmtime::Store;
-use wasmtime::component::InstancePre;
 
 use super::{
-    FailureKind, LoadError, ProviderFailure, ProviderInfo, Sandbox, Sources, World, load_component,
+    FailureKind, LoadError, ProviderFailure, Sandbox, Sources, impl_world, load_component,
 };
-use crate::engine::HostState;
 use crate::spec::ProviderSpec;
 use warden_types::OnError;
 use warden_types::Risk;
@@ -58,34 +55,11 @@ struct AnswerCache {
     order: VecDeque<[u8; 32]>,
 }
 
-impl World for RiskClassifier {
-    type Pre = RiskClassifierPre<HostState>;
-
-    fn pre(instance_pre: InstancePre<HostState>) -> wasmtime::Result<Self::Pre> {
-        RiskClassifierPre::new(instance_pre)
-    }
-
-    fn instantiate(pre: &Self::Pre, store: &mut Store<HostState>) -> wasmtime::Result<Self> {
-        pre.instantiate(store)
-    }
-
-    fn info(&self, store: &mut Store<HostState>) -> wasmtime::Result<ProviderInfo> {
-        let info = self.warden_guardrail_classifier().call_info(store)?;
-        Ok(ProviderInfo {
-            name: info.name,
-            version: info.version,
-        })
-    }
-
-    fn configure(
-        &self,
-        store: &mut Store<HostState>,
-        config: &str,
-    ) -> wasmtime::Result<Result<(), String>> {
-        self.warden_guardrail_classifier()
-            .call_configure(store, config)
-    }
-}
+impl_world!(
+    RiskClassifier,
+    RiskClassifierPre,
+    warden_guardrail_classifier
+);
 
 impl Classifier {
     /// Loads a classifier.

@@ -15,8 +15,8 @@ use std::time::SystemTime;
 
 use serde_json::{Map, Value};
 use sha2::{Digest as _, Sha256};
-use wasmtime::Store;
-use wasmtime::component::{Component, InstancePre};
+
+use wasmtime::component::Component;
 
 pub use classifier::{Assessment, Classifier};
 pub use error::LoadError;
@@ -27,10 +27,10 @@ pub use warden_types::Risk;
 
 use crate::artifact_cache::ArtifactCache;
 use crate::builtin;
-use crate::engine::{Compiled, CompiledFrom, HostState, SandboxEngine};
+use crate::engine::{Compiled, CompiledFrom, SandboxEngine};
 use crate::spec::{Limits, ProviderSpec};
 pub use sandbox::ProviderInfo;
-pub(crate) use sandbox::{Sandbox, World, pre_instantiate};
+pub(crate) use sandbox::{Sandbox, World, impl_world, pre_instantiate};
 use warden_types::OnError;
 use warden_types::decision::{Decision, Reason, Verdict, codes};
 
@@ -308,34 +308,11 @@ pub(crate) fn prepare(provider: &str, component: &Component) -> Result<(), LoadE
         })
 }
 
-impl World for GuardrailProvider {
-    type Pre = GuardrailProviderPre<HostState>;
-
-    fn pre(instance_pre: InstancePre<HostState>) -> wasmtime::Result<Self::Pre> {
-        GuardrailProviderPre::new(instance_pre)
-    }
-
-    fn instantiate(pre: &Self::Pre, store: &mut Store<HostState>) -> wasmtime::Result<Self> {
-        pre.instantiate(store)
-    }
-
-    fn info(&self, store: &mut Store<HostState>) -> wasmtime::Result<ProviderInfo> {
-        let info = self.warden_guardrail_provider().call_info(store)?;
-        Ok(ProviderInfo {
-            name: info.name,
-            version: info.version,
-        })
-    }
-
-    fn configure(
-        &self,
-        store: &mut Store<HostState>,
-        config: &str,
-    ) -> wasmtime::Result<Result<(), String>> {
-        self.warden_guardrail_provider()
-            .call_configure(store, config)
-    }
-}
+impl_world!(
+    GuardrailProvider,
+    GuardrailProviderPre,
+    warden_guardrail_provider
+);
 
 impl Provider {
     /// Loads a provider: read, verify the pin, compile, check, pre-instantiate,

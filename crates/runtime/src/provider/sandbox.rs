@@ -56,6 +56,50 @@ pub(crate) trait World: Sized + Send + 'static {
     ) -> wasmtime::Result<Result<(), String>>;
 }
 
+/// Implements [`World`] for a world type made by `bindgen!` (`$world`, its
+/// pre-instance `$pre`), whose exported interface (reached by `$interface`)
+/// has the `info` and `configure` that every world of the contract has.
+macro_rules! impl_world {
+    ($world:ty, $pre:ident, $interface:ident) => {
+        impl $crate::provider::World for $world {
+            type Pre = $pre<$crate::engine::HostState>;
+
+            fn pre(
+                instance_pre: wasmtime::component::InstancePre<$crate::engine::HostState>,
+            ) -> wasmtime::Result<Self::Pre> {
+                $pre::new(instance_pre)
+            }
+
+            fn instantiate(
+                pre: &Self::Pre,
+                store: &mut wasmtime::Store<$crate::engine::HostState>,
+            ) -> wasmtime::Result<Self> {
+                pre.instantiate(store)
+            }
+
+            fn info(
+                &self,
+                store: &mut wasmtime::Store<$crate::engine::HostState>,
+            ) -> wasmtime::Result<$crate::provider::ProviderInfo> {
+                let info = self.$interface().call_info(store)?;
+                Ok($crate::provider::ProviderInfo {
+                    name: info.name,
+                    version: info.version,
+                })
+            }
+
+            fn configure(
+                &self,
+                store: &mut wasmtime::Store<$crate::engine::HostState>,
+                config: &str,
+            ) -> wasmtime::Result<Result<(), String>> {
+                self.$interface().call_configure(store, config)
+            }
+        }
+    };
+}
+pub(crate) use impl_world;
+
 /// A live, configured instance and its store.
 struct Instance<W> {
     store: Store<HostState>,
