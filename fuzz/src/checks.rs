@@ -76,7 +76,7 @@ pub fn request(data: &[u8]) {
 
 /// The model-response parser and the surface check: once the unaddressable
 /// calls and the unjudged entries are removed, every surface agrees with the
-/// call list.
+/// call list, and still does after a call's arguments are edited.
 pub fn model_response(data: &[u8]) {
     let Some(message) = parse_model_response(data) else {
         return;
@@ -97,4 +97,11 @@ pub fn model_response(data: &[u8]) {
     let left = cleaned.surface_mismatches(&HashSet::new());
     assert!(left.is_empty(), "still unjudged after removal: {left:?}");
     assert!(cleaned.addressability().iter().all(Option::is_none));
+    // An edit on resume reaches every surface in its own form, or the entry
+    // that cannot carry it goes: the surfaces still agree.
+    if let Some(id) = cleaned.tool_calls.first().and_then(|c| c.id.clone()) {
+        cleaned.replace_args(&id, &serde_json::json!({"__arg1": "edited", "n": [1]}));
+        let left = cleaned.surface_mismatches(&HashSet::new());
+        assert!(left.is_empty(), "disagreeing after an edit: {left:?}");
+    }
 }

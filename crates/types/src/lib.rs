@@ -10,6 +10,7 @@
 
 pub mod admin;
 pub mod approval;
+pub mod call_formats;
 pub mod caller;
 pub mod codes;
 pub mod decision;

@@ -12,7 +12,9 @@ use std::collections::{HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::call_formats::{self, Call, Format, Found, Marker};
 use crate::request::{CallContext, ToolCall};
+use crate::surfaces::{Surface, SurfaceMismatch};
 
 /// The tool-call part of one AI message.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -27,7 +29,7 @@ pub struct AiMessage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw_tool_calls: Option<Vec<Value>>,
     /// The message's content: a string, or content blocks, some of which may be
-    /// tool calls (`tool_use`, `tool_call`, `function_call`).
+    /// tool calls, or hold them (see `call_formats::FORMATS`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<Value>,
 }
@@ -63,9 +65,6 @@ impl ModelToolCall {
 fn empty_object() -> Value {
     Value::Object(Map::new())
 }
-
-/// Content-block types that carry a tool call.
-const TOOL_CALL_BLOCKS: [&str; 4] = ["tool_use", "tool_call", "tool_call_chunk", "function_call"];
 
 /// Why a call cannot be answered by its id.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -144,83 +143,124 @@ impl AiMessage {
     }
 
     /// Removes every call whose id is in `ids` (`None` is the null id) from
-    /// every surface: the call list, the raw payload and the content blocks.
+    /// every surface: the call list, the raw payload and the content blocks (a
+    /// block that holds such a call nested in it goes whole).
     pub fn remove_calls(&mut self, ids: &HashSet<Option<String>>) {
         if ids.is_empty() {
             return;
         }
         self.tool_calls.retain(|c| !ids.contains(&c.id));
         if let Some(raw) = &mut self.raw_tool_calls {
-            raw.retain(|entry| !ids.contains(&surface_id(entry)));
+            raw.retain(|entry| !holds_any(call_formats::raw_calls(entry), ids));
         }
-        if let Some(Value::Array(blocks)) = &mut self.content {
-            blocks.retain(|block| !(is_tool_call_block(block) && ids.contains(&surface_id(block))));
-        }
+        self.retain_blocks(|_, block| {
+            let calls = call_formats::search(block)
+                .into_iter()
+                .filter_map(|found| match found {
+                    Found::Call(call) => Some(call),
+                    _ => None,
+                });
+            !holds_any(calls, ids)
+        });
     }
 
-    /// Replaces the arguments of the call with this id on every surface.
+    /// Replaces the arguments of the call with this id on every surface, each
+    /// entry in its own format. An entry that cannot carry them (a custom
+    /// tool's text, given arguments that are not `{"__arg1": text}`) is
+    /// removed: what stays says what the call list says.
     pub fn replace_args(&mut self, id: &str, args: &Value) {
         let key = Some(id.to_string());
         for call in self.tool_calls.iter_mut().filter(|c| c.id == key) {
             call.args = args.clone();
         }
-        for entry in self.raw_tool_calls.iter_mut().flatten() {
-            if surface_id(entry) == key {
-                set_args(entry, args);
+        let mut touched = Vec::new();
+        for (index, entry) in self.raw_tool_calls.iter_mut().flatten().enumerate() {
+            let formats: Vec<&'static Format> = call_formats::raw_calls(entry)
+                .into_iter()
+                .filter(|call| call.id() == key)
+                .map(|call| call.format)
+                .collect();
+            for format in &formats {
+                write_at(entry, format, args);
+            }
+            if !formats.is_empty() {
+                touched.push((Surface::RawToolCalls, index));
             }
         }
-        if let Some(Value::Array(blocks)) = &mut self.content {
-            for block in blocks.iter_mut() {
-                if is_tool_call_block(block) && surface_id(block) == key {
-                    set_args(block, args);
+        for (index, block) in self.content_blocks_mut().iter_mut().enumerate() {
+            let calls: Vec<(String, &'static Format)> = call_formats::search(block)
+                .into_iter()
+                .filter_map(|found| match found {
+                    Found::Call(call) if call.id() == key => Some((call.pointer, call.format)),
+                    _ => None,
+                })
+                .collect();
+            for (pointer, format) in &calls {
+                if let Some(entry) = block.pointer_mut(pointer) {
+                    write_at(entry, format, args);
                 }
             }
+            if !calls.is_empty() {
+                touched.push((Surface::Content, index));
+            }
+        }
+        let disagree: Vec<SurfaceMismatch> = self
+            .surface_mismatches(&HashSet::new())
+            .into_iter()
+            .filter(|m| touched.contains(&(m.surface, m.index)))
+            .collect();
+        self.remove_mismatched(&disagree);
+    }
+
+    /// The content blocks: the array's, or a lone object taken as one block.
+    pub(crate) fn content_blocks(&self) -> &[Value] {
+        match &self.content {
+            Some(Value::Array(blocks)) => blocks,
+            Some(block @ Value::Object(_)) => std::slice::from_ref(block),
+            _ => &[],
+        }
+    }
+
+    fn content_blocks_mut(&mut self) -> &mut [Value] {
+        match &mut self.content {
+            Some(Value::Array(blocks)) => blocks,
+            Some(block @ Value::Object(_)) => std::slice::from_mut(block),
+            _ => &mut [],
+        }
+    }
+
+    /// Keeps the content blocks `keep` says to keep; a lone object block that
+    /// goes leaves no content.
+    pub(crate) fn retain_blocks(&mut self, mut keep: impl FnMut(usize, &Value) -> bool) {
+        match &mut self.content {
+            Some(Value::Array(blocks)) => {
+                let mut index = 0;
+                blocks.retain(|block| {
+                    let kept = keep(index, block);
+                    index += 1;
+                    kept
+                });
+            }
+            Some(block @ Value::Object(_)) if !keep(0, block) => self.content = None,
+            _ => {}
         }
     }
 }
 
-pub(crate) fn is_tool_call_block(block: &Value) -> bool {
-    block
-        .get("type")
-        .and_then(Value::as_str)
-        .is_some_and(|t| TOOL_CALL_BLOCKS.contains(&t))
+/// Whether any of these calls has an id in `ids`.
+fn holds_any<'a>(calls: impl IntoIterator<Item = Call<'a>>, ids: &HashSet<Option<String>>) -> bool {
+    calls.into_iter().any(|call| ids.contains(&call.id()))
 }
 
-/// A surface entry's call id: `call_id` for OpenAI Responses `function_call`
-/// items (their `id` names the item, not the call), else `id`. A missing or
-/// null id is `None`; a non-string id never matches a call's id.
-pub(crate) fn surface_id(entry: &Value) -> Option<String> {
-    let key = if entry.get("type").and_then(Value::as_str) == Some("function_call")
-        && entry.get("call_id").is_some()
-    {
-        "call_id"
-    } else {
-        "id"
+/// Writes `args` into the call of this format that `entry` is (or holds, under
+/// the format's key).
+fn write_at(entry: &mut Value, format: &Format, args: &Value) {
+    let fields = match format.marker {
+        Marker::Type(_) | Marker::Any => entry.as_object_mut(),
+        Marker::Key(key) => entry.get_mut(key).and_then(Value::as_object_mut),
     };
-    match entry.get(key) {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(other) => Some(format!("\u{0}{other}")),
-    }
-}
-
-/// Replaces arguments wherever a surface keeps them: `input` (Anthropic),
-/// `args` (LangChain), `arguments` (OpenAI, a JSON string), and inside
-/// `function` (OpenAI chat). A string stays a string.
-fn set_args(entry: &mut Value, args: &Value) {
-    let Some(object) = entry.as_object_mut() else {
-        return;
-    };
-    for key in ["input", "args", "arguments"] {
-        if let Some(slot) = object.get_mut(key) {
-            *slot = match slot {
-                Value::String(_) => Value::String(args.to_string()),
-                _ => args.clone(),
-            };
-        }
-    }
-    if let Some(function) = object.get_mut("function") {
-        set_args(function, args);
+    if let Some(fields) = fields {
+        call_formats::write_arguments(format, fields, args);
     }
 }
 
@@ -305,6 +345,73 @@ mod tests {
         let raw = &m.raw_tool_calls.as_ref().unwrap()[0]["function"]["arguments"];
         assert_eq!(raw, &Value::String(args.to_string()));
         assert_eq!(m.content.as_ref().unwrap()[0]["input"], args);
+    }
+
+    #[test]
+    fn a_removed_call_goes_from_every_format_and_every_depth() {
+        let mut m = message(json!({
+            "tool_calls": [{"id": "a", "name": "bash", "args": {}}, {"id": "b", "name": "ls", "args": {}}],
+            "raw_tool_calls": [{"toolUse": {"toolUseId": "a", "name": "bash", "input": {}}}, {"id": "b"}],
+            "content": [
+                {"type": "text", "text": "running"},
+                {"type": "tool-call", "toolCallId": "a", "toolName": "bash", "input": {}},
+                {"type": "tool_result", "content": [{"functionCall": {"id": "a", "name": "bash", "args": {}}}]},
+                {"type": "tool-call", "toolCallId": "b", "toolName": "ls", "input": {}}
+            ]
+        }));
+        m.remove_calls(&HashSet::from([Some("a".to_string())]));
+        assert_eq!(m.raw_tool_calls.unwrap(), vec![json!({"id": "b"})]);
+        let blocks = m.content.unwrap();
+        assert_eq!(blocks.as_array().unwrap().len(), 2, "{blocks}");
+        assert_eq!(blocks[1]["toolCallId"], "b");
+    }
+
+    #[test]
+    fn replaced_arguments_reach_nested_calls_and_keyed_formats() {
+        let mut m = message(json!({
+            "tool_calls": [{"id": "a", "name": "bash", "args": {"command": "rm -rf /"}}],
+            "raw_tool_calls": [{"toolUse": {"toolUseId": "a", "name": "bash", "input": {"command": "rm -rf /"}}}],
+            "content": [{"type": "message", "content": [
+                {"type": "function_call", "id": "fc_1", "call_id": "a", "name": "bash", "arguments": "{\"command\":\"rm -rf /\"}"}
+            ]}]
+        }));
+        let args = json!({"command": "ls"});
+        m.replace_args("a", &args);
+        assert_eq!(
+            m.raw_tool_calls.as_ref().unwrap()[0]["toolUse"]["input"],
+            args
+        );
+        let nested = &m.content.as_ref().unwrap()[0]["content"][0]["arguments"];
+        assert_eq!(nested, &Value::String(args.to_string()));
+        assert!(m.surface_mismatches(&HashSet::new()).is_empty());
+    }
+
+    #[test]
+    fn an_entry_that_cannot_carry_the_edit_is_removed() {
+        let mut m = message(json!({
+            "tool_calls": [{"id": "a", "name": "exec", "args": {"__arg1": "rm -rf /"}}],
+            "content": [
+                {"type": "text", "text": "running"},
+                {"type": "custom_tool_call", "call_id": "a", "name": "exec", "input": "rm -rf /"}
+            ]
+        }));
+        m.replace_args("a", &json!({"command": "ls", "cwd": "/tmp"}));
+        assert_eq!(
+            m.content.unwrap(),
+            json!([{"type": "text", "text": "running"}])
+        );
+    }
+
+    #[test]
+    fn a_lone_content_object_is_a_block() {
+        let mut m = message(json!({
+            "tool_calls": [{"id": "a", "name": "ls", "args": {}}],
+            "content": {"type": "tool_use", "id": "b", "name": "bash", "input": {}}
+        }));
+        let mismatches = m.surface_mismatches(&HashSet::new());
+        assert_eq!(mismatches.len(), 1);
+        m.remove_mismatched(&mismatches);
+        assert_eq!(m.content, None);
     }
 
     #[test]

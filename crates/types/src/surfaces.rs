@@ -3,7 +3,9 @@
 //! (`raw_tool_calls`) or from its content blocks; only the call list is judged,
 //! so every call on another surface must be one of those calls: the same id,
 //! the same tool name and the same arguments. Where one is not, Warden never
-//! saw what would run.
+//! saw what would run. Calls are read in the formats of
+//! [`crate::call_formats::FORMATS`], at any depth of a content block; what
+//! looks like a call in no known format is refused.
 
 use std::collections::HashSet;
 
@@ -11,7 +13,8 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::message::{AiMessage, ModelToolCall, is_tool_call_block, surface_id};
+use crate::call_formats::{self, Call, Found, MAX_DEPTH};
+use crate::message::{AiMessage, ModelToolCall};
 
 /// A call on another surface that is not one of the judged calls.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -20,6 +23,10 @@ pub struct SurfaceMismatch {
     pub surface: Surface,
     /// The entry's position on that surface.
     pub index: usize,
+    /// Where in the entry the call is nested (a JSON Pointer); empty when the
+    /// entry is the call.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub pointer: String,
     /// What differs, in a phrase.
     pub problem: String,
 }
@@ -45,9 +52,10 @@ impl std::fmt::Display for SurfaceMismatch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{}[{}] {}",
+            "{}[{}]{} {}",
             self.surface.as_str(),
             self.index,
+            crate::text::excerpt(&self.pointer, QUOTED_CHARS * 2),
             self.problem
         )
     }
@@ -58,62 +66,80 @@ const QUOTED_CHARS: usize = 64;
 
 impl AiMessage {
     /// Every call on the raw payload or in the content blocks that does not
-    /// match a call of the list by id, name and arguments. Entries whose id is
-    /// in `removed` are not looked at: they go from every surface anyway.
+    /// match a call of the list by id, name and arguments, and everything in a
+    /// content block that names a tool and arguments in no known format or
+    /// nests too deep to be searched. Calls whose id is in `removed` are not
+    /// looked at: they go from every surface anyway.
     pub fn surface_mismatches(&self, removed: &HashSet<Option<String>>) -> Vec<SurfaceMismatch> {
-        let raw = self
-            .raw_tool_calls
-            .iter()
-            .flatten()
-            .enumerate()
-            .map(|(i, entry)| (Surface::RawToolCalls, i, entry));
-        let blocks = match &self.content {
-            Some(Value::Array(blocks)) => blocks.as_slice(),
-            _ => &[],
-        };
-        let blocks = blocks
-            .iter()
-            .enumerate()
-            .filter(|(_, block)| is_tool_call_block(block))
-            .map(|(i, block)| (Surface::Content, i, block));
-        raw.chain(blocks)
-            .filter(|(_, _, entry)| !removed.contains(&surface_id(entry)))
-            .filter_map(|(surface, index, entry)| {
-                self.unmatched(entry).map(|problem| SurfaceMismatch {
-                    surface,
+        let mut mismatches = Vec::new();
+        for (index, entry) in self.raw_tool_calls.iter().flatten().enumerate() {
+            let mut found = |pointer: String, problem| {
+                mismatches.push(SurfaceMismatch {
+                    surface: Surface::RawToolCalls,
                     index,
+                    pointer,
                     problem,
                 })
-            })
-            .collect()
+            };
+            if !entry.is_object() {
+                found(String::new(), "is not an object".into());
+            }
+            for call in call_formats::raw_calls(entry) {
+                if let Some(problem) = self.problem_of(&call, removed) {
+                    found(call.pointer, problem);
+                }
+            }
+        }
+        for (index, block) in self.content_blocks().iter().enumerate() {
+            for found in call_formats::search(block) {
+                let problem = match &found {
+                    Found::Call(call) => self.problem_of(call, removed),
+                    Found::Unknown { tool, .. } => Some(format!(
+                        "names the tool '{}' and arguments in no format Warden reads",
+                        crate::text::excerpt(tool, QUOTED_CHARS)
+                    )),
+                    Found::TooDeep { .. } => Some(format!(
+                        "nests blocks more than {MAX_DEPTH} levels deep, past where Warden searches for calls"
+                    )),
+                };
+                if let Some(problem) = problem {
+                    mismatches.push(SurfaceMismatch {
+                        surface: Surface::Content,
+                        index,
+                        pointer: found.pointer().to_string(),
+                        problem,
+                    });
+                }
+            }
+        }
+        mismatches
     }
 
-    /// Removes the entries of these mismatches from their surfaces.
+    /// Removes the entries of these mismatches from their surfaces (the whole
+    /// entry, where the mismatch is nested in it).
     pub fn remove_mismatched(&mut self, mismatches: &[SurfaceMismatch]) {
-        let drop = |surface: Surface, entries: &mut Vec<Value>| {
-            let mut index = 0;
-            entries.retain(|_| {
-                let keep = !mismatches
-                    .iter()
-                    .any(|m| m.surface == surface && m.index == index);
-                index += 1;
-                keep
-            });
+        let hit = |surface: Surface, index: usize| {
+            mismatches
+                .iter()
+                .any(|m| m.surface == surface && m.index == index)
         };
         if let Some(raw) = &mut self.raw_tool_calls {
-            drop(Surface::RawToolCalls, raw);
+            let mut index = 0;
+            raw.retain(|_| {
+                index += 1;
+                !hit(Surface::RawToolCalls, index - 1)
+            });
         }
-        if let Some(Value::Array(blocks)) = &mut self.content {
-            drop(Surface::Content, blocks);
-        }
+        self.retain_blocks(|index, _| !hit(Surface::Content, index));
     }
 
-    /// Why `entry` is none of the listed calls, if it is not.
-    fn unmatched(&self, entry: &Value) -> Option<String> {
-        let Some(object) = entry.as_object() else {
-            return Some("is not an object".into());
-        };
-        let id = surface_id(entry);
+    /// Why `call` is none of the listed calls, if it is not, and its id is not
+    /// in `removed`.
+    fn problem_of(&self, call: &Call<'_>, removed: &HashSet<Option<String>>) -> Option<String> {
+        let id = call.id();
+        if removed.contains(&id) {
+            return None;
+        }
         let shown = match &id {
             Some(id) => format!("the call '{}'", crate::text::excerpt(id, QUOTED_CHARS)),
             None => "a call without an id".to_string(),
@@ -122,11 +148,14 @@ impl AiMessage {
         if same_id.is_empty() {
             return Some(format!("is {shown}, which the call list does not have"));
         }
-        let names = names(object);
-        if names.is_empty() {
-            return Some(format!("is {shown} without a tool name"));
-        }
-        let arguments = match arguments(object) {
+        let names = match call.names() {
+            Ok(names) if names.is_empty() => {
+                return Some(format!("is {shown} without a tool name"));
+            }
+            Ok(names) => names,
+            Err(problem) => return Some(format!("is {shown} {problem}")),
+        };
+        let arguments = match call.arguments() {
             Ok(arguments) => arguments,
             Err(problem) => return Some(format!("is {shown}, whose arguments {problem}")),
         };
@@ -142,7 +171,10 @@ impl AiMessage {
                 None => format!(
                     "is {shown} naming the tool '{}', not '{}' as the call list does",
                     crate::text::excerpt(
-                        names.iter().find(|n| **n != same_id[0].name).unwrap_or(&""),
+                        names
+                            .iter()
+                            .find(|n| **n != same_id[0].name)
+                            .map_or("", String::as_str),
                         QUOTED_CHARS
                     ),
                     crate::text::excerpt(&same_id[0].name, QUOTED_CHARS)
@@ -150,38 +182,6 @@ impl AiMessage {
             },
         )
     }
-}
-
-/// Every tool name an entry gives: `name`, and `function.name` (OpenAI chat).
-fn names(entry: &Map<String, Value>) -> Vec<&str> {
-    let function = entry.get("function").and_then(Value::as_object);
-    [entry.get("name"), function.and_then(|f| f.get("name"))]
-        .into_iter()
-        .flatten()
-        .map(|name| name.as_str().unwrap_or("\u{0}not a string"))
-        .collect()
-}
-
-/// Every set of arguments an entry gives, wherever a provider keeps them (the
-/// places `set_args` writes): `input`, `args`, `arguments`, inside `function`.
-/// A string is JSON text (empty: no arguments). None at all: no arguments.
-fn arguments(entry: &Map<String, Value>) -> Result<Vec<Value>, String> {
-    let function = entry.get("function").and_then(Value::as_object);
-    let slots = ["input", "args", "arguments"];
-    let mut found = Vec::new();
-    for holder in [Some(entry), function].into_iter().flatten() {
-        for value in slots.iter().filter_map(|key| holder.get(*key)) {
-            found.push(match value {
-                Value::String(text) if text.trim().is_empty() => Value::Object(Map::new()),
-                Value::String(text) => parse_arguments(text)?,
-                other => other.clone(),
-            });
-        }
-    }
-    if found.is_empty() {
-        found.push(Value::Object(Map::new()));
-    }
-    Ok(found)
 }
 
 /// JSON text of arguments, parsed strictly: a key given twice is refused, since
@@ -369,6 +369,287 @@ mod tests {
             m.surface_mismatches(&HashSet::from([Some("x".to_string())]))
                 .is_empty()
         );
+    }
+
+    /// A message whose call list holds `call`, and whose content holds `blocks`.
+    fn with_blocks(call: Value, blocks: Value) -> AiMessage {
+        message(json!({"tool_calls": [call], "content": blocks}))
+    }
+
+    /// `same` (the judged call in a format) matches; each of `others` is one mismatch.
+    fn assert_checked(call: Value, same: Value, others: &[Value]) {
+        let m = with_blocks(call.clone(), json!([same]));
+        assert_eq!(problems(&m), Vec::<String>::new(), "{same}");
+        for other in others {
+            let m = with_blocks(call.clone(), json!([other]));
+            assert_eq!(problems(&m).len(), 1, "{other}: {:?}", problems(&m));
+        }
+    }
+
+    fn bash_ls() -> Value {
+        json!({"id": "a", "name": "bash", "args": {"command": "ls"}})
+    }
+
+    #[test]
+    fn vercel_tool_call_parts_are_checked() {
+        assert_checked(
+            bash_ls(),
+            json!({"type": "tool-call", "toolCallId": "a", "toolName": "bash", "input": {"command": "ls"}}),
+            &[
+                json!({"type": "tool-call", "toolCallId": "b", "toolName": "bash", "input": {"command": "ls"}}),
+                json!({"type": "tool-call", "toolCallId": "a", "toolName": "sh", "input": {"command": "ls"}}),
+                json!({"type": "tool-call", "toolCallId": "a", "toolName": "bash", "input": {"command": "rm -rf /"}}),
+                json!({"type": "tool-call", "toolCallId": "a", "toolName": "bash", "args": {"command": "rm -rf /"}}),
+                json!({"type": "tool-call", "toolCallId": "a", "toolName": "bash", "input": "{\"command\": \"rm -rf /\"}"}),
+            ],
+        );
+        let v4 = json!({"type": "tool-call", "toolCallId": "a", "toolName": "bash", "args": {"command": "ls"}});
+        let text = json!({"type": "tool-call", "toolCallId": "a", "toolName": "bash", "input": "{\"command\":\"ls\"}"});
+        assert_eq!(
+            problems(&with_blocks(bash_ls(), json!([v4, text]))),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn langchain_server_tool_calls_are_checked() {
+        assert_checked(
+            json!({"id": "ws_1", "name": "web_search", "args": {"query": "warden"}}),
+            json!({"type": "server_tool_call", "id": "ws_1", "name": "web_search", "args": {"query": "warden"}}),
+            &[
+                json!({"type": "server_tool_call", "id": "ws_2", "name": "web_search", "args": {"query": "warden"}}),
+                json!({"type": "server_tool_call_chunk", "id": "ws_1", "name": "web_search", "args": "{\"query\": \"x\"}"}),
+            ],
+        );
+    }
+
+    #[test]
+    fn anthropic_server_tool_use_blocks_are_checked() {
+        assert_checked(
+            json!({"id": "srvtoolu_1", "name": "web_search", "args": {"query": "warden"}}),
+            json!({"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "warden"}}),
+            &[
+                json!({"type": "server_tool_use", "id": "srvtoolu_2", "name": "web_search", "input": {"query": "warden"}}),
+                json!({"type": "server_tool_use", "id": "srvtoolu_1", "name": "code_execution", "input": {"query": "warden"}}),
+                json!({"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "secrets"}}),
+            ],
+        );
+    }
+
+    #[test]
+    fn anthropic_mcp_tool_use_blocks_are_checked_under_their_mcp_name() {
+        assert_checked(
+            json!({"id": "mcptoolu_1", "name": "mcp__github__create_issue", "args": {"title": "x"}}),
+            json!({"type": "mcp_tool_use", "id": "mcptoolu_1", "server_name": "github", "name": "create_issue", "input": {"title": "x"}}),
+            &[
+                json!({"type": "mcp_tool_use", "id": "mcptoolu_1", "server_name": "evil", "name": "create_issue", "input": {"title": "x"}}),
+                json!({"type": "mcp_tool_use", "id": "mcptoolu_1", "name": "create_issue", "input": {"title": "x"}}),
+                json!({"type": "mcp_tool_use", "id": "mcptoolu_1", "server_name": "github__x", "name": "create_issue", "input": {"title": "x"}}),
+                json!({"type": "mcp_tool_use", "id": "mcptoolu_1", "server_name": "github", "name": "delete_repo", "input": {"title": "x"}}),
+                json!({"type": "mcp_tool_use", "id": "mcptoolu_1", "server_name": "github", "name": "create_issue", "input": {"title": "y"}}),
+            ],
+        );
+    }
+
+    #[test]
+    fn openai_custom_tool_calls_are_checked_as_langchain_lists_them() {
+        assert_checked(
+            json!({"id": "call_1", "name": "apply_patch", "args": {"__arg1": "*** Begin Patch"}}),
+            json!({"type": "custom_tool_call", "id": "ctc_1", "call_id": "call_1", "name": "apply_patch", "input": "*** Begin Patch"}),
+            &[
+                json!({"type": "custom_tool_call", "id": "ctc_1", "call_id": "call_2", "name": "apply_patch", "input": "*** Begin Patch"}),
+                json!({"type": "custom_tool_call", "id": "ctc_1", "call_id": "call_1", "name": "exec", "input": "*** Begin Patch"}),
+                json!({"type": "custom_tool_call", "id": "ctc_1", "call_id": "call_1", "name": "apply_patch", "input": "rm -rf /"}),
+                json!({"type": "custom_tool_call", "id": "ctc_1", "call_id": "call_1", "name": "apply_patch", "input": {"__arg1": "*** Begin Patch"}}),
+            ],
+        );
+    }
+
+    #[test]
+    fn openai_local_shell_calls_are_checked_as_the_local_shell_tool() {
+        let action = json!({"type": "exec", "command": ["ls", "-l"]});
+        assert_checked(
+            json!({"id": "call_1", "name": "local_shell", "args": action}),
+            json!({"type": "local_shell_call", "id": "lsh_1", "call_id": "call_1", "status": "completed", "action": action}),
+            &[
+                json!({"type": "local_shell_call", "id": "lsh_1", "call_id": "call_9", "action": action}),
+                json!({"type": "local_shell_call", "id": "lsh_1", "call_id": "call_1", "action": {"type": "exec", "command": ["rm", "-rf", "/"]}}),
+            ],
+        );
+        // The call list names the tool `bash`: the block runs the local shell.
+        let m = with_blocks(
+            json!({"id": "call_1", "name": "bash", "args": action}),
+            json!([{"type": "local_shell_call", "call_id": "call_1", "action": action}]),
+        );
+        assert_eq!(
+            problems(&m),
+            [
+                "content[0] is the call 'call_1' naming the tool 'local_shell', not 'bash' as the call list does"
+            ]
+        );
+    }
+
+    #[test]
+    fn openai_computer_calls_are_checked_as_the_computer_use_preview_tool() {
+        let action = json!({"type": "click", "x": 10, "y": 20, "button": "left"});
+        assert_checked(
+            json!({"id": "call_1", "name": "computer_use_preview", "args": action}),
+            json!({"type": "computer_call", "id": "cu_1", "call_id": "call_1", "action": action, "pending_safety_checks": []}),
+            &[
+                json!({"type": "computer_call", "id": "cu_1", "call_id": "call_1", "action": {"type": "type", "text": "rm -rf /\n"}}),
+                json!({"type": "computer_call", "id": "cu_1", "call_id": "call_2", "action": action}),
+            ],
+        );
+    }
+
+    #[test]
+    fn openai_shell_and_apply_patch_calls_are_checked_as_their_tools() {
+        let action = json!({"commands": ["ls"], "timeout_ms": 1000});
+        assert_checked(
+            json!({"id": "call_1", "name": "shell", "args": action}),
+            json!({"type": "shell_call", "id": "sh_1", "call_id": "call_1", "action": action}),
+            &[
+                json!({"type": "shell_call", "call_id": "call_1", "action": {"commands": ["curl x | sh"]}}),
+            ],
+        );
+        let operation = json!({"type": "update_file", "path": "a.txt", "diff": "@@\n-a\n+b"});
+        assert_checked(
+            json!({"id": "call_1", "name": "apply_patch", "args": operation}),
+            json!({"type": "apply_patch_call", "call_id": "call_1", "operation": operation}),
+            &[
+                json!({"type": "apply_patch_call", "call_id": "call_1", "operation": {"type": "delete_file", "path": "a.txt"}}),
+            ],
+        );
+    }
+
+    #[test]
+    fn openai_mcp_calls_are_checked_under_their_mcp_name() {
+        assert_checked(
+            json!({"id": "mcp_1", "name": "mcp__deepwiki__ask", "args": {"q": "x"}}),
+            json!({"type": "mcp_call", "id": "mcp_1", "server_label": "deepwiki", "name": "ask", "arguments": "{\"q\":\"x\"}"}),
+            &[
+                json!({"type": "mcp_call", "id": "mcp_1", "server_label": "other", "name": "ask", "arguments": "{\"q\":\"x\"}"}),
+                json!({"type": "mcp_approval_request", "id": "mcp_1", "server_label": "deepwiki", "name": "ask", "arguments": "{\"q\":\"y\"}"}),
+            ],
+        );
+    }
+
+    #[test]
+    fn gemini_function_call_parts_are_recognised_by_key() {
+        assert_checked(
+            bash_ls(),
+            json!({"functionCall": {"id": "a", "name": "bash", "args": {"command": "ls"}}, "thoughtSignature": "c2ln"}),
+            &[
+                json!({"functionCall": {"id": "a", "name": "bash", "args": {"command": "rm -rf /"}}}),
+                json!({"functionCall": {"name": "bash", "args": {"command": "ls"}}}),
+                json!({"function_call": {"id": "a", "name": "sh", "args": {"command": "ls"}}}),
+            ],
+        );
+    }
+
+    #[test]
+    fn bedrock_tool_use_blocks_are_recognised_by_key() {
+        assert_checked(
+            bash_ls(),
+            json!({"toolUse": {"toolUseId": "a", "name": "bash", "input": {"command": "ls"}}}),
+            &[
+                json!({"toolUse": {"toolUseId": "b", "name": "bash", "input": {"command": "ls"}}}),
+                json!({"toolUse": {"toolUseId": "a", "name": "bash", "input": {"command": "rm -rf /"}}}),
+            ],
+        );
+    }
+
+    #[test]
+    fn a_tool_use_nested_in_a_tool_result_is_checked() {
+        let m = with_blocks(
+            bash_ls(),
+            json!([
+                {"type": "tool_use", "id": "a", "name": "bash", "input": {"command": "ls"}},
+                {"type": "tool_result", "tool_use_id": "a", "content": [
+                    {"type": "text", "text": "done"},
+                    {"type": "tool_use", "id": "b", "name": "bash", "input": {"command": "rm -rf /"}}
+                ]}
+            ]),
+        );
+        assert_eq!(
+            problems(&m),
+            ["content[1]/content/1 is the call 'b', which the call list does not have"]
+        );
+    }
+
+    #[test]
+    fn calls_nested_anywhere_in_a_block_are_found() {
+        let m = with_blocks(
+            bash_ls(),
+            json!([
+                {"type": "message", "role": "assistant", "content": [
+                    {"type": "output_text", "text": "running"},
+                    {"type": "function_call", "call_id": "a", "name": "bash", "arguments": "{\"command\":\"ls\"}"}
+                ]},
+                {"type": "wrapper", "parts": [{"inner": {"toolUse": {"toolUseId": "c", "name": "bash", "input": {}}}}]}
+            ]),
+        );
+        assert_eq!(
+            problems(&m),
+            ["content[1]/parts/0/inner is the call 'c', which the call list does not have"]
+        );
+    }
+
+    #[test]
+    fn an_unknown_block_that_names_a_tool_and_arguments_is_a_mismatch() {
+        for block in [
+            json!({"type": "tool_invocation", "name": "bash", "arguments": {"command": "ls"}}),
+            json!({"type": "dynamic-tool", "toolCallId": "a", "toolName": "bash", "input": {"command": "ls"}}),
+            json!({"type": "tool-bash", "toolCallId": "a", "input": {"command": "ls"}}),
+            json!({"tool": "bash", "tool_input": {"command": "ls"}}),
+            json!({"function": {"name": "bash", "arguments": "{}"}}),
+            json!({"kind": "call", "functionName": "bash", "args": {}}),
+        ] {
+            let m = with_blocks(bash_ls(), json!([block]));
+            let problems = problems(&m);
+            assert_eq!(problems.len(), 1, "{block}: {problems:?}");
+            assert!(
+                problems[0].contains("in no format Warden reads"),
+                "{problems:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn ordinary_blocks_are_not_taken_for_calls() {
+        let m = with_blocks(
+            bash_ls(),
+            json!([
+                {"type": "text", "text": "bash ls", "citations": [{"type": "char_location", "cited_text": "x", "document_title": "t"}]},
+                {"type": "thinking", "thinking": "run bash", "signature": "s"},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AA=="}},
+                {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}},
+                {"type": "input_audio", "input_audio": {"data": "AA==", "format": "wav"}},
+                {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "x"}, "title": "name"},
+                {"type": "tool-result", "toolCallId": "a", "toolName": "bash", "input": {"command": "ls"}, "output": "x"},
+                {"type": "tool-error", "toolCallId": "a", "toolName": "bash", "input": {"command": "ls"}, "error": "x"},
+                {"functionResponse": {"id": "a", "name": "bash", "response": {"output": "x"}}},
+                {"toolResult": {"toolUseId": "a", "content": [{"text": "x"}], "status": "success"}},
+                {"type": "function_call_output", "call_id": "a", "output": "x"},
+                {"type": "invalid_tool_call", "id": "a", "name": "bash", "args": "{not json", "error": "x"},
+                {"type": "mcp_list_tools", "server_label": "s", "tools": [{"name": "ask", "input_schema": {}}]},
+                {"text": "a Gemini text part"},
+                "a bare string",
+                42
+            ]),
+        );
+        assert_eq!(problems(&m), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_block_nested_past_the_bound_is_refused() {
+        let mut block = json!({"type": "text", "text": "deep"});
+        for _ in 0..40 {
+            block = json!({"type": "wrapper", "content": [block]});
+        }
+        let problems = problems(&with_blocks(bash_ls(), json!([block])));
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].contains("levels deep"), "{problems:?}");
     }
 
     #[test]
