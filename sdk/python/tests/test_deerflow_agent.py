@@ -66,13 +66,19 @@ def resume(*decisions):
 # --- every refusal is a deny under fail_closed: false --------------------------------
 
 
-def deep():
+def deep(levels=80):
     value = {}
     node = value
-    for _ in range(80):
+    for _ in range(levels):
         node["a"] = {}
         node = node["a"]
     return value
+
+
+def recursive():
+    args = {"command": "cat ~/.ssh/id_rsa"}
+    args["again"] = args
+    return args
 
 
 @pytest.mark.parametrize(
@@ -92,6 +98,20 @@ def test_what_the_model_wrote_is_a_deny_not_a_run(deerflow_daemon, request, name
     _, state = run(graph, request.node.name)
     assert RAN == []
     assert f"({code})" in tool_messages(state)["c1"].content
+
+
+@pytest.mark.parametrize(
+    "args",
+    [{"command": "ls", "nested": deep(1500)}, {"command": "ls", "nested": deep(5000)}, recursive()],
+    ids=["nested-1500", "nested-5000", "recursive"],
+)
+def test_arguments_python_cannot_encode_are_a_deny_not_a_run(deerflow_daemon, request, args):
+    # No checkpointer: LangGraph's own cannot store such a message (it fails
+    # after the deny, with nothing run).
+    graph = deerflow_agent(deerflow_daemon, [call("c1", "bash", **args)], checkpointer=False)
+    _, state = run(graph, request.node.name)
+    assert RAN == []
+    assert "(warden.input_too_deep)" in tool_messages(state)["c1"].content
 
 
 @pytest.mark.parametrize(

@@ -148,6 +148,53 @@ def test_a_call_warden_did_not_judge_never_runs(deerflow_daemon):
     assert ran == [] and result.status == "error" and "warden.not_judged" in result.content
 
 
+def recursive():
+    args = {"command": "cat ~/.ssh/id_rsa"}
+    args["again"] = args
+    return args
+
+
+def nested(levels):
+    value = {}
+    for _ in range(levels):
+        value = {"a": value}
+    return {"command": "ls", "nested": value}
+
+
+@pytest.mark.parametrize("args", [recursive(), nested(1500), nested(5000)], ids=["recursive", "nested-1500", "nested-5000"])
+def test_arguments_python_cannot_encode_are_denied_not_raised(deerflow_daemon, args):
+    # No checkpointer: LangGraph's own cannot store such a message.
+    graph = agent(deerflow_daemon, [call("c1", "bash", **args), call("c2", "read_file", path="a.md")], checkpointer=False)
+    RAN.clear()
+    state = graph.invoke({"messages": [HumanMessage("go")]})
+    assert RAN == []
+    notes = tool_messages(state)
+    assert "(warden.input_too_deep)" in notes["c1"].content and "(warden.input_too_deep)" in notes["c2"].content
+
+
+def test_a_call_whose_arguments_cannot_be_digested_never_runs(deerflow_daemon):
+    mw = WardenMiddleware(url=deerflow_daemon.url, token=RELAY)
+    unjudged = call("x1", "bash", **recursive())
+    request = SimpleNamespace(tool_call=unjudged, state={"messages": [AIMessage(content="", tool_calls=[])]})
+    ran = []
+    result = mw.wrap_tool_call(request, lambda r: ran.append(r))
+    assert ran == [] and result.status == "error" and "warden.not_judged" in result.content
+
+
+def test_any_other_failure_in_the_middleware_denies_every_call_naming_it(deerflow_daemon):
+    class Broken(WardenClient):
+        def submit_tool_calls(self, thread_id, run_id, response):
+            raise KeyError("a bug")
+
+    middleware = WardenMiddleware(Broken(deerflow_daemon.url, RELAY))
+    graph = create_agent(scripted([call("c1", "read_file", path="a.md")]), [read_file], middleware=[middleware])
+    RAN.clear()
+    state = graph.invoke({"messages": [HumanMessage("go")]})
+    assert RAN == []
+    note = tool_messages(state)["c1"].content
+    assert "(warden.adapter_failed)" in note and "KeyError" in note
+
+
 def test_an_async_agent_pauses_and_resumes_the_same_way(deerflow_daemon, request):
     import asyncio
 

@@ -61,11 +61,26 @@ class Result:
     approval_id: Optional[str] = None
 
 
+#: The reason code of a call denied because the adapter itself failed.
+ADAPTER_FAILED = "warden.adapter_failed"
+
+
 def run_id_for(*parts: Any) -> str:
     """A run id that is the same each time the same graph step runs again (as
-    it does on resume), so that Warden recognises its pause."""
-    digest = hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+    it does on resume), so that Warden recognises its pause. Never raises: for
+    parts JSON cannot carry (a cycle, nesting past the recursion limit) the id
+    is made from the failure, and the call is refused when it is sent."""
+    try:
+        text = json.dumps(parts, sort_keys=True, default=str)
+    except Exception as err:  # any value the model wrote
+        text = f"unencodable: {type(err).__name__}"
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     return f"run-{digest[:32]}"
+
+
+def adapter_failure(who: str, err: BaseException) -> Dict[str, str]:
+    """The reason of every call an adapter denies because it failed itself."""
+    return _reason(ADAPTER_FAILED, f"{who} failed ({type(err).__name__}: {err}); the call is denied")
 
 
 def denial_text(name: str, reasons: Sequence[Mapping[str, str]]) -> str:
@@ -181,9 +196,9 @@ class Relay:
                     "message": dict(message),
                 }
             else:
-                return _all_denied(calls, refusal_deny(err).reasons[0], message)
+                return all_denied(calls, refusal_deny(err).reasons[0], message)
         except WardenError as err:
-            return _all_denied(calls, refusal_deny(err).reasons[0], message)
+            return all_denied(calls, refusal_deny(err).reasons[0], message)
         if outcome.get("run_state") != "waiting_for_input":
             return _result(outcome, message)
         answer = self.interrupt(hitl_request(outcome))
@@ -194,28 +209,28 @@ class Relay:
         try:
             body = to_resume(answer, outcome["requests"])
         except AnswerError as err:
-            return _all_denied(calls, _reason(INVALID_ANSWER, f"the human's answer could not be used: {err}"), message)
+            return all_denied(calls, _reason(INVALID_ANSWER, f"the human's answer could not be used: {err}"), message)
         who = (answer.get("reviewer") if isinstance(answer, Mapping) else None) or reviewer
         if not who:
             why = "the resume must name the human who answered (`reviewer`), so that Warden can record who approved"
-            return _all_denied(calls, _reason(INVALID_ANSWER, why), message)
+            return all_denied(calls, _reason(INVALID_ANSWER, why), message)
         try:
             if self._answered_before(thread_id, run_id, approval_id):
                 # This interrupt was resumed before, and the step paused again
                 # (a new approval): the first answer stands; this one runs nothing.
                 self._withdraw(thread_id, approval_id, who)
-                return _all_denied(calls, _already_answered(), message)
+                return all_denied(calls, _already_answered(), message)
             resolution = self.client.resume(
                 thread_id, approval_id, body, reviewer=str(who), idempotency_key=f"relay:{approval_id}"
             )
         except WardenHTTPError as err:
             if err.code == "approval_resolved":
-                return _all_denied(calls, _already_answered(), message)
-            return _all_denied(calls, refusal_deny(err).reasons[0], message)
+                return all_denied(calls, _already_answered(), message)
+            return all_denied(calls, refusal_deny(err).reasons[0], message)
         except WardenError as err:
-            return _all_denied(calls, refusal_deny(err).reasons[0], message)
+            return all_denied(calls, refusal_deny(err).reasons[0], message)
         if resolution.get("replayed"):
-            return _all_denied(calls, _already_answered(), message)
+            return all_denied(calls, _already_answered(), message)
         result = _result(resolution, message)
         result.approval_id = approval_id
         return result
@@ -260,7 +275,8 @@ def _already_answered() -> Dict[str, str]:
     )
 
 
-def _all_denied(calls: Sequence[Mapping[str, Any]], reason: Any, message: Mapping[str, Any]) -> Result:
+def all_denied(calls: Sequence[Mapping[str, Any]], reason: Any, message: Mapping[str, Any]) -> Result:
+    """Every call of the message denied for one reason."""
     if not isinstance(reason, Mapping):
         reason = {"code": reason.code, "message": reason.message}
     reasons = [dict(reason)]
@@ -314,12 +330,15 @@ def _human_rejection(call: Mapping[str, Any]) -> Optional[str]:
 
 
 __all__ = [
+    "ADAPTER_FAILED",
     "ALLOWED_DECISIONS",
     "ALREADY_ANSWERED",
     "APPROVAL_PENDING",
     "AnswerError",
     "CallResult",
     "Relay",
+    "adapter_failure",
+    "all_denied",
     "Result",
     "denial_text",
     "hitl_request",

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 from urllib.parse import quote, urlsplit
 
-from .encoding import UNENCODABLE_INPUT, UnencodableInput, encode
+from .encoding import UnencodableInput, encode, unencodable_message
 
 DEFAULT_URL = "http://127.0.0.1:8787"
 DEFAULT_TOKEN_ENV = "WARDEN_TOKEN"
@@ -392,10 +392,7 @@ class WardenClient:
         try:
             payload = encode(body)
         except UnencodableInput as err:
-            raise _LocalDeny(
-                UNENCODABLE_INPUT,
-                f"{err.path}: {err.why}; JSON cannot carry it, so the call is denied",
-            ) from err
+            raise _LocalDeny(err.code, unencodable_message(err)) from err
         if len(payload) > self.max_request_bytes:
             raise _LocalDeny(
                 INPUT_TOO_LARGE,

@@ -38,6 +38,11 @@ What it decides, whatever DeerFlow's ``fail_closed`` says:
   the request carries no thread or run id: they come from LangGraph's run config.
 - Where nobody can be asked (a scheduled or other unattended run, a subagent, no
   checkpointer) an ask is a deny that tells the agent not to work around it.
+- Arguments that contain themselves or nest past Python's recursion limit are
+  a deny (``warden.input_too_deep``), like any call the client cannot send;
+  anything else that fails inside the provider is a deny naming the exception
+  (``warden.adapter_failed``): nothing it raises lets DeerFlow's
+  ``fail_closed: false`` run the call.
 
 The run's interaction mode and origin come from the runtime context
 (``interaction_mode``/``run_interaction_mode``, ``non_interactive``,
@@ -65,7 +70,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional
 
 from . import graph
-from .approval import NO_HUMAN_CODES, NO_WORKAROUND, Relay, Result, run_id_for
+from .approval import NO_HUMAN_CODES, NO_WORKAROUND, Relay, Result, adapter_failure, run_id_for
 from .client import (
     APPROVAL_PENDING,
     DEFAULT_CONNECT_TIMEOUT,
@@ -74,6 +79,7 @@ from .client import (
     DEFAULT_URL,
     Evaluation,
     WardenClient,
+    WardenUnavailable,
     tool_call,
 )
 
@@ -236,6 +242,23 @@ class WardenProvider:
     # -- DeerFlow's protocol ------------------------------------------------
 
     def evaluate(self, request: Any) -> "GuardrailDecision":
+        """Warden's decision on DeerFlow's request. Raises only when Warden
+        cannot be reached at all (DeerFlow's ``fail_closed`` decides that) and
+        for LangGraph's interrupt (a pause); any other failure, whatever raised
+        it, is a deny naming the cause (``warden.adapter_failed``), since
+        DeerFlow with ``fail_closed: false`` runs the call of a provider that
+        raises."""
+        try:
+            return self._evaluate(request)
+        except WardenUnavailable:
+            raise
+        except Exception as err:  # every failure is a deny
+            if graph.passes_through(err):
+                raise
+            reason = adapter_failure("the Warden provider", err)
+            return to_decision(Evaluation.local_deny(reason["code"], reason["message"]))
+
+    def _evaluate(self, request: Any) -> "GuardrailDecision":
         run = graph.current_run()
         context, can_pause = graph.run_context(
             run, self.client.is_internal, self.interaction_mode, self.run_origin, self.pause_on_ask

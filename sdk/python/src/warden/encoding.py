@@ -4,65 +4,122 @@ Python's ``json`` writes ``NaN`` and ``Infinity`` (not JSON) and lone surrogates
 as ``\\ud800`` escapes (not Unicode); LangChain's own parser produces both from a
 model's output. Warden would refuse such a body as a whole, so the client refuses
 it first and answers a local deny that names the argument
-(``warden.unencodable_input``). The fast path is one ``json.dumps``; the value is
-walked only to say where the problem is.
+(``warden.unencodable_input``). A value that contains itself, or nests past
+Python's recursion limit, is refused the same way (``warden.input_too_deep``,
+the daemon's code for nesting past its limit): every failure of encoding is a
+refusal naming its cause, never an exception that escapes to the harness. The
+fast path is one ``json.dumps``; the value is walked (without recursion) only to
+say where the problem is.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from typing import Any, Optional
+from typing import Any, List, Optional, Tuple
 
 #: The reason code of a call the client could not put into JSON.
 UNENCODABLE_INPUT = "warden.unencodable_input"
+#: The reason code of a call nested deeper than Warden reads (the daemon's).
+INPUT_TOO_DEEP = "warden.input_too_deep"
+#: The deepest nesting Warden reads (the daemon's ``server.limits.max_json_depth``
+#: default; the core's ``MAX_INPUT_DEPTH``). The walk stops there.
+MAX_DEPTH = 64
+#: The longest path quoted in a refusal.
+_SHOWN = 160
 
 
 class UnencodableInput(ValueError):
-    """A value JSON cannot carry; ``path`` says where (``tool_input.timeout``)."""
+    """A value JSON cannot carry; ``path`` says where (``tool_input.timeout``),
+    ``code`` is the deny's reason code."""
 
-    def __init__(self, path: str, why: str):
+    def __init__(self, path: str, why: str, code: str = UNENCODABLE_INPUT):
+        if len(path) > _SHOWN:
+            path = path[:_SHOWN] + "…"
         super().__init__(f"{path}: {why}")
         self.path = path
         self.why = why
+        self.code = code
+
+
+def unencodable_message(err: UnencodableInput) -> str:
+    """The message of the deny a refused value stands for."""
+    return f"{err.path}: {err.why}; JSON cannot carry it, so the call is denied"
 
 
 def encode(body: Any) -> bytes:
     """``body`` as UTF-8 JSON text, or :class:`UnencodableInput`."""
     try:
         return json.dumps(body, allow_nan=False, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    except (ValueError, TypeError) as err:
-        found = _find(body, "")
+    except Exception as err:  # any failure to encode is a refusal, whatever raised it
+        try:
+            found = _find(body)
+        except Exception:  # a value that fails even to be looked at
+            found = None
         if found is not None:
             raise found from err
-        raise UnencodableInput("the request", str(err)) from err
+        raise UnencodableInput("the request", f"it cannot be written as JSON ({type(err).__name__}: {err})") from err
 
 
-def _find(value: Any, path: str) -> Optional[UnencodableInput]:
-    """The first value below ``path`` that JSON cannot carry."""
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            return UnencodableInput(path or "the request", f"{value!r} is not a JSON number")
-        return None
-    if isinstance(value, str):
-        return _check_text(value, path)
-    if value is None or isinstance(value, (bool, int)):
-        return None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                return UnencodableInput(_join(path, repr(key)), "an object key must be a string")
-            problem = _check_text(key, _join(path, key)) or _find(item, _join(path, key))
+class _Leave:
+    """On the walk's stack: the children of this container are done."""
+
+    __slots__ = ("container",)
+
+    def __init__(self, container: int):
+        self.container = container
+
+
+
+def _find(body: Any) -> Optional[UnencodableInput]:
+    """The first value in ``body`` that JSON cannot carry, depth first; a
+    container met again inside itself is a cycle, and one nested past
+    :data:`MAX_DEPTH` is too deep."""
+    inside: set = set()
+    stack: List[Tuple[Any, str, int]] = [(body, "", 0)]
+    while stack:
+        value, path, depth = stack.pop()
+        if isinstance(value, _Leave):
+            inside.discard(value.container)
+            continue
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                return UnencodableInput(path or "the request", f"{value!r} is not a JSON number")
+            continue
+        if isinstance(value, str):
+            problem = _check_text(value, path)
             if problem is not None:
                 return problem
-        return None
-    if isinstance(value, (list, tuple)):
-        for i, item in enumerate(value):
-            problem = _find(item, f"{path}[{i}]")
-            if problem is not None:
-                return problem
-        return None
-    return UnencodableInput(path or "the request", f"a {type(value).__name__} is not a JSON value")
+            continue
+        if value is None or isinstance(value, (bool, int)):
+            continue
+        if not isinstance(value, (dict, list, tuple)):
+            return UnencodableInput(path or "the request", f"a {type(value).__name__} is not a JSON value")
+        if id(value) in inside:
+            return UnencodableInput(
+                path or "the request",
+                f"the value contains itself, so it nests without end (Warden reads {MAX_DEPTH} levels)",
+                INPUT_TOO_DEEP,
+            )
+        if depth >= MAX_DEPTH:
+            return UnencodableInput(
+                path or "the request", f"the value nests deeper than {MAX_DEPTH} levels", INPUT_TOO_DEEP
+            )
+        inside.add(id(value))
+        stack.append((_Leave(id(value)), path, depth))
+        children: List[Tuple[Any, str, int]] = []
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    return UnencodableInput(_join(path, repr(key)), "an object key must be a string")
+                problem = _check_text(key, _join(path, key))
+                if problem is not None:
+                    return problem
+                children.append((item, _join(path, key), depth + 1))
+        else:
+            children = [(item, f"{path}[{i}]", depth + 1) for i, item in enumerate(value)]
+        stack.extend(reversed(children))
+    return None
 
 
 def _check_text(text: str, path: str) -> Optional[UnencodableInput]:

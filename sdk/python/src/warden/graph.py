@@ -58,6 +58,17 @@ def current_run() -> Optional[Run]:
     )
 
 
+def passes_through(err: BaseException) -> bool:
+    """Whether ``err`` is LangGraph's own control flow (an ``interrupt()``, a
+    command to a parent graph), which an adapter lets pass instead of turning
+    it into a deny."""
+    try:
+        from langgraph.errors import GraphBubbleUp
+    except ImportError:
+        return False
+    return isinstance(err, GraphBubbleUp)
+
+
 def check_mode(who: str, interaction_mode: Optional[str]) -> Optional[str]:
     """A fixed mode from an adapter's settings: one of :data:`MODES`, or refused."""
     if interaction_mode is not None and interaction_mode not in MODES:

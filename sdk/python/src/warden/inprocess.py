@@ -35,7 +35,7 @@ from .client import (
     WardenUnsendable,
     refusal_deny,
 )
-from .encoding import UNENCODABLE_INPUT, UnencodableInput, encode
+from .encoding import UnencodableInput, encode, unencodable_message
 
 try:
     from . import _native
@@ -242,9 +242,7 @@ class Warden:
             body = encode(call)
         except UnencodableInput as err:
             # What the client answers for a body it would not send.
-            return Evaluation.local_deny(
-                UNENCODABLE_INPUT, f"{err.path}: {err.why}; JSON cannot carry it, so the call is denied"
-            )
+            return Evaluation.local_deny(err.code, unencodable_message(err))
         try:
             return self._core.evaluate_json(body)
         except _native.ApiError as err:
@@ -342,9 +340,7 @@ def _body(body: Mapping[str, Any]) -> bytes:
     try:
         payload = encode(body)
     except UnencodableInput as err:
-        raise WardenUnsendable(
-            Evaluation.local_deny(UNENCODABLE_INPUT, f"{err.path}: {err.why}; JSON cannot carry it, so the call is denied")
-        ) from None
+        raise WardenUnsendable(Evaluation.local_deny(err.code, unencodable_message(err))) from None
     if len(payload) > DEFAULT_MAX_REQUEST_BYTES:
         raise WardenHTTPError(
             413, "body_too_large", f"request body is {len(payload)} bytes; the limit is {DEFAULT_MAX_REQUEST_BYTES} bytes"

@@ -40,13 +40,14 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.types import interrupt
 
 from . import graph
-from .approval import Relay, Result, run_id_for
+from .approval import Relay, Result, adapter_failure, all_denied, run_id_for
 from .client import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_TIMEOUT,
     DEFAULT_TOKEN_ENV,
     DEFAULT_URL,
     WardenClient,
+    WardenUnavailable,
 )
 
 #: Where the middleware marks, on the AI message, the calls Warden let run.
@@ -56,8 +57,13 @@ NOT_JUDGED = "warden.not_judged"
 
 
 def call_digest(name: str, args: Any) -> str:
-    """Identifies a call by its name and arguments."""
-    text = json.dumps([name, args], sort_keys=True, ensure_ascii=False, default=str)
+    """Identifies a call by its name and arguments. Arguments JSON cannot
+    carry (a cycle, nesting past the recursion limit) get a value that is no
+    digest, so they match no judged call (Warden judged only what it read)."""
+    try:
+        text = json.dumps([name, args], sort_keys=True, ensure_ascii=False, default=str)
+    except Exception as err:  # any value the model wrote
+        return f"unencodable: {type(err).__name__}"
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -96,13 +102,19 @@ class WardenMiddleware(AgentMiddleware):
         ai = messages[-1] if messages else None
         if not isinstance(ai, AIMessage) or not ai.tool_calls or MARK in (ai.response_metadata or {}):
             return None
-        run = graph.current_run()
-        mode, _ = graph.run_context(run, self.client.is_internal, self.interaction_mode, self.run_origin)
-        context = {**self.context, **mode}
-        thread_id = run.thread_id if run is not None and run.thread_id else "unthreaded"
-        run_id = run_id_for("langchain", ai.id, ai.tool_calls)
-        reviewer = self.reviewer or _reviewer_of(run.context if run else {})
-        result = Relay(self.client, interrupt).judge(thread_id, run_id, _surfaces(ai), context, reviewer)
+        surfaces = _surfaces(ai)
+        try:
+            run = graph.current_run()
+            mode, _ = graph.run_context(run, self.client.is_internal, self.interaction_mode, self.run_origin)
+            context = {**self.context, **mode}
+            thread_id = run.thread_id if run is not None and run.thread_id else "unthreaded"
+            run_id = run_id_for("langchain", ai.id, ai.tool_calls)
+            reviewer = self.reviewer or _reviewer_of(run.context if run else {})
+            result = Relay(self.client, interrupt).judge(thread_id, run_id, surfaces, context, reviewer)
+        except Exception as err:  # every other failure denies every call
+            if isinstance(err, WardenUnavailable) or graph.passes_through(err):
+                raise
+            result = all_denied(surfaces["tool_calls"], adapter_failure("the Warden middleware", err), surfaces)
         return {"messages": _apply(ai, result)}
 
     async def aafter_model(self, state: Any, runtime: Any) -> Optional[Dict[str, Any]]:
