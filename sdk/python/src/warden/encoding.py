@@ -44,6 +44,8 @@ class UnencodableInput(ValueError):
 
 def unencodable_message(err: UnencodableInput) -> str:
     """The message of the deny a refused value stands for."""
+    if err.code == INPUT_TOO_DEEP:
+        return f"{err.path}: {err.why}; Warden does not read it, so the call is denied"
     return f"{err.path}: {err.why}; JSON cannot carry it, so the call is denied"
 
 
@@ -68,7 +70,6 @@ class _Leave:
 
     def __init__(self, container: int):
         self.container = container
-
 
 
 def _find(body: Any) -> Optional[UnencodableInput]:
