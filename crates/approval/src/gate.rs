@@ -570,8 +570,9 @@ pub(crate) fn judge(
 ) -> CallOutcome {
     let tool_call = call.tool_call(context);
     // A malformed call from the model is refused on its own; the rest of the
-    // message is still judged and the thread stays usable.
-    let evaluation = match pipeline::evaluate(snapshot, &tool_call, caller) {
+    // message is still judged and the thread stays usable. The approval list
+    // is applied below, where the gate can pause.
+    let evaluation = match pipeline::evaluate_in_response(snapshot, &tool_call, caller) {
         Ok(evaluation) => evaluation,
         Err(err) => {
             let message = format!("invalid tool call: {err}");
