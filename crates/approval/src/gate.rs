@@ -410,23 +410,6 @@ impl ApprovalGate {
         Ok(())
     }
 
-    /// The reason a live grant of `principal` allows this single call
-    /// (`/v1/evaluate` asks), if one does.
-    pub fn granted(
-        &self,
-        principal: &str,
-        call: &ToolCall,
-    ) -> Result<Option<Reason>, ApprovalError> {
-        let now = now_ms();
-        let snapshot = self.warden.snapshot();
-        Ok(self
-            .store
-            .live_grants(principal, call.context.thread_id.as_deref(), now)?
-            .iter()
-            .find(|g| g.allows(&snapshot, call, now))
-            .map(Grant::reason))
-    }
-
     /// Standing grants, newest first (`GET /v1/grants`).
     pub fn grants(&self, filter: &GrantFilter) -> Result<Vec<Grant>, ApprovalError> {
         Ok(self.store.grants(filter, now_ms())?)
