@@ -7,12 +7,12 @@
 //! to fail open.
 //!
 //! This crate is the library: load a configuration, judge calls, swap the
-//! policy while calls are being judged. [`Warden::evaluate`] gives a call every
-//! check the daemon gives it, the approval list (`hitl_approval.tools`)
-//! included: a listed tool answers `ask` where a human can be asked and `deny`
-//! where nobody can, and the embedder makes the pause. It starts no async runtime, opens no
+//! policy while calls are being judged. It starts no async runtime, opens no
 //! socket and links no database; the daemon (`warden-server`) and the
-//! approval gate (`warden-approval`) are built on it.
+//! approval gate (`warden-approval`) are built on it. [`Warden::evaluate`]
+//! gives a call every check the daemon gives it, the approval list
+//! (`hitl_approval.tools`) included: a listed tool answers `ask` where a human
+//! can be asked and `deny` where nobody can, and the embedder makes the pause.
 //!
 //! ```no_run
 //! use warden::{Caller, Config, ToolCall, Warden};

@@ -19,9 +19,10 @@ pub struct Glob {
 /// What a glob matches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
-    /// A path, case-sensitive or not: `*`, `?` and `[…]` stay within a
-    /// segment, `**` crosses segments.
-    Path { case_insensitive: bool },
+    /// A path: `*`, `?` and `[…]` stay within a segment, `**` crosses segments.
+    Path,
+    /// A path, ignoring case.
+    PathIgnoringCase,
     /// A name: case-insensitive, and `/` is no separator, so `*` matches any
     /// run of characters.
     Name,
@@ -50,22 +51,12 @@ impl std::error::Error for GlobError {}
 impl Glob {
     /// A case-sensitive pattern.
     pub fn new(pattern: &str) -> Result<Glob, GlobError> {
-        Glob::build(
-            pattern,
-            Mode::Path {
-                case_insensitive: false,
-            },
-        )
+        Glob::build(pattern, Mode::Path)
     }
 
     /// A pattern that ignores case (Unicode lower-casing of both sides).
     pub fn case_insensitive(pattern: &str) -> Result<Glob, GlobError> {
-        Glob::build(
-            pattern,
-            Mode::Path {
-                case_insensitive: true,
-            },
-        )
+        Glob::build(pattern, Mode::PathIgnoringCase)
     }
 
     /// A pattern over names, not paths (a tool's name: `mcp__github__*`): case
@@ -90,12 +81,8 @@ impl Glob {
         }
         fast_glob::validate(pattern).map_err(|e| error(e.to_string()))?;
         let matched = match mode {
-            Mode::Path {
-                case_insensitive: false,
-            } => pattern.as_bytes().to_vec(),
-            Mode::Path {
-                case_insensitive: true,
-            } => pattern.to_lowercase().into_bytes(),
+            Mode::Path => pattern.as_bytes().to_vec(),
+            Mode::PathIgnoringCase => pattern.to_lowercase().into_bytes(),
             Mode::Name => unslashed(pattern.to_lowercase()),
         };
         Ok(Glob {
@@ -108,12 +95,8 @@ impl Glob {
     /// Whether `text` matches the whole pattern.
     pub fn matches(&self, text: &str) -> bool {
         match self.mode {
-            Mode::Path {
-                case_insensitive: false,
-            } => fast_glob::glob_match(&self.pattern, text),
-            Mode::Path {
-                case_insensitive: true,
-            } => fast_glob::glob_match(&self.pattern, text.to_lowercase()),
+            Mode::Path => fast_glob::glob_match(&self.pattern, text),
+            Mode::PathIgnoringCase => fast_glob::glob_match(&self.pattern, text.to_lowercase()),
             Mode::Name => fast_glob::glob_match(&self.pattern, unslashed(text.to_lowercase())),
         }
     }
