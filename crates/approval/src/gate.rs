@@ -410,23 +410,6 @@ impl ApprovalGate {
         Ok(())
     }
 
-    /// The reason a live grant of `principal` allows this single call
-    /// (`/v1/evaluate` asks), if one does.
-    pub fn granted(
-        &self,
-        principal: &str,
-        call: &ToolCall,
-    ) -> Result<Option<Reason>, ApprovalError> {
-        let now = now_ms();
-        let snapshot = self.warden.snapshot();
-        Ok(self
-            .store
-            .live_grants(principal, call.context.thread_id.as_deref(), now)?
-            .iter()
-            .find(|g| g.allows(&snapshot, call, now))
-            .map(Grant::reason))
-    }
-
     /// Standing grants, newest first (`GET /v1/grants`).
     pub fn grants(&self, filter: &GrantFilter) -> Result<Vec<Grant>, ApprovalError> {
         Ok(self.store.grants(filter, now_ms())?)
@@ -570,8 +553,9 @@ pub(crate) fn judge(
 ) -> CallOutcome {
     let tool_call = call.tool_call(context);
     // A malformed call from the model is refused on its own; the rest of the
-    // message is still judged and the thread stays usable.
-    let evaluation = match pipeline::evaluate(snapshot, &tool_call, caller) {
+    // message is still judged and the thread stays usable. The approval list
+    // is applied below, where the gate can pause.
+    let evaluation = match pipeline::evaluate_in_response(snapshot, &tool_call, caller) {
         Ok(evaluation) => evaluation,
         Err(err) => {
             let message = format!("invalid tool call: {err}");

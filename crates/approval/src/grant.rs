@@ -3,15 +3,21 @@
 //! A grant is given with an approval, by the human who approves, and is never
 //! wider than they chose: it is bound to the principal whose call they
 //! approved, to one thread unless they chose the agent, and to the exact
-//! canonical call unless they wrote a rule, which must match the call they
-//! approved. A grant answers a question a human would have been asked (an ask,
-//! or a tool under `hitl_approval`); it never overrides a deny.
+//! canonical call unless they wrote a rule. A rule grant covers a call the way
+//! an allow rule does (`Rule::covers`): every command the call would run,
+//! every path it targets, every domain it fetches must match, and nothing in
+//! it may hide from the analysis; so approving `git status` with
+//! `Bash(git status*)` does not cover `git status; rm -rf ./src`. The rule must
+//! cover the call the human approved, and covers nothing else later. A grant
+//! answers a question a human would have been asked (an ask, or a tool under
+//! `hitl_approval`); it never overrides a deny.
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::error::ApprovalError;
 use warden::Snapshot;
+use warden_policy::canonical::CanonicalCall;
 use warden_policy::rules::Rule;
 use warden_types::decision::Reason;
 use warden_types::request::ToolCall;
@@ -80,11 +86,11 @@ impl GrantExt for Grant {
                     field: format!("{at}.rule"),
                     message: e.to_string(),
                 })?;
-                if !rule.hits(&snapshot.permissions.canonical(call)) {
+                if let Err(why) = rule_covers(&rule, &snapshot.permissions.canonical(call)) {
                     return Err(ApprovalError::InvalidDecision {
                         field: format!("{at}.rule"),
                         message: format!(
-                            "'{text}' does not match the approved call to '{}': a grant allows no more than the call it approves",
+                            "'{text}' does not match the approved call to '{}' ({why}): a grant allows no more than the call it approves",
                             call.tool_name
                         ),
                     });
@@ -126,9 +132,9 @@ impl GrantExt for Grant {
             GrantTarget::Call { tool, args_sha256 } => {
                 *tool == call.tool_name && *args_sha256 == args_digest(&call.tool_input)
             }
-            GrantTarget::Rule { rule } => {
-                Rule::parse(rule).is_ok_and(|rule| rule.hits(&snapshot.permissions.canonical(call)))
-            }
+            GrantTarget::Rule { rule } => Rule::parse(rule).is_ok_and(|rule| {
+                rule_covers(&rule, &snapshot.permissions.canonical(call)).is_ok()
+            }),
         }
     }
 
@@ -149,6 +155,23 @@ impl GrantExt for Grant {
             ),
         )
     }
+}
+
+/// Whether a rule grant covers a call: as the rule under `permissions.allow`
+/// would allow it, with every part matched and nothing hidden (an allow rule
+/// only asks about what the analysis cannot see through or hides characters,
+/// and a grant must not answer that question for a human); otherwise why not.
+fn rule_covers(rule: &Rule, call: &CanonicalCall) -> Result<(), String> {
+    if !rule.covers(call) {
+        return Err("it must match every command, path or domain the call names".into());
+    }
+    if let Some(opaque) = call.opaque.first() {
+        return Err(format!("part of the call cannot be analysed: {opaque}"));
+    }
+    if let Some(hidden) = call.suspicious.first() {
+        return Err(format!("the call hides characters: {hidden}"));
+    }
+    Ok(())
 }
 
 /// Which grants to list.

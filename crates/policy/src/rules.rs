@@ -171,6 +171,32 @@ impl Rule {
         }
     }
 
+    /// For allow rules and standing grants: does this rule alone cover every
+    /// part of the call, as [`RuleSet`] requires of its allow rules together?
+    /// Every simple command of a shell call (`Bash(git status*)` does not
+    /// cover `git status; rm -rf ./src`), every target path of a file call,
+    /// every domain of a fetch; a call with no such part is covered only by a
+    /// rule on the whole tool (`Bash`, `read_file`). What the analysis could
+    /// not see through (`CanonicalCall::opaque`) is not a part: the caller
+    /// decides what that means (the permission engine asks).
+    pub fn covers(&self, call: &CanonicalCall) -> bool {
+        self.covers_tool(call)
+            && (self.spec == Specifier::Any
+                || every_part(call, |part| self.covers_part(call, part)))
+    }
+
+    /// Whether this rule's specifier matches one part of the call.
+    fn covers_part(&self, call: &CanonicalCall, part: Part<'_>) -> bool {
+        match (&self.spec, part) {
+            (Specifier::Command(pattern), Part::Command(command)) => {
+                command_matches(pattern, command)
+            }
+            (Specifier::Path(pattern), Part::Path(path)) => pattern.matches(call, path),
+            (Specifier::Domain(pattern), Part::Domain(domain)) => domain_matches(pattern, domain),
+            _ => false,
+        }
+    }
+
     /// For deny and ask rules (and the approval list): does anything in the
     /// call match? Path rules also look at the paths a shell command mentions
     /// (`cat ~/.ssh/id_rsa` is a read).
@@ -252,15 +278,15 @@ impl RuleSet {
 
     /// The allow rules that together cover every part of the call, if they do:
     /// every simple command of a shell call, every target path of a file call,
-    /// every domain of a fetch.
+    /// every domain of a fetch (each part by one rule, as [`Rule::covers`]).
     fn allowing(&self, call: &CanonicalCall) -> Option<Vec<&Rule>> {
         let mine: Vec<&Rule> = self.allow.iter().filter(|r| r.covers_tool(call)).collect();
         if let Some(whole) = mine.iter().find(|r| r.spec == Specifier::Any) {
             return Some(vec![whole]);
         }
         let mut used: Vec<&Rule> = Vec::new();
-        let mut cover = |part_matches: &dyn Fn(&Rule) -> bool| -> bool {
-            match mine.iter().find(|r| part_matches(r)) {
+        let covered = every_part(call, |part| {
+            match mine.iter().find(|r| r.covers_part(call, part)) {
                 Some(rule) => {
                     if !used.iter().any(|u| std::ptr::eq(*u, *rule)) {
                         used.push(rule);
@@ -269,32 +295,30 @@ impl RuleSet {
                 }
                 None => false,
             }
-        };
-        let covered = match call.kind {
-            ToolKind::Shell => {
-                !call.commands.is_empty()
-                    && call.commands.iter().all(|c| {
-                        cover(
-                            &|r| matches!(&r.spec, Specifier::Command(p) if command_matches(p, c)),
-                        )
-                    })
-            }
-            ToolKind::Read | ToolKind::Write => {
-                !call.target_paths.is_empty()
-                    && call.target_paths.iter().all(|path| {
-                        cover(&|r| matches!(&r.spec, Specifier::Path(p) if p.matches(call, path)))
-                    })
-            }
-            ToolKind::Fetch => {
-                !call.domains.is_empty()
-                    && call.domains.iter().all(|d| {
-                        cover(&|r| matches!(&r.spec, Specifier::Domain(p) if domain_matches(p, d)))
-                    })
-            }
-            _ => false,
-        };
+        });
         covered.then_some(used)
     }
+}
+
+/// One part of a call that an allow rule must cover.
+#[derive(Clone, Copy)]
+enum Part<'c> {
+    Command(&'c str),
+    Path(&'c str),
+    Domain(&'c str),
+}
+
+/// Whether `covered` holds for every part of the call: its simple commands (a
+/// shell call), its target paths (a file call) or its domains (a fetch). A
+/// call with none, or of another kind, has nothing a specifier could cover.
+fn every_part<'c>(call: &'c CanonicalCall, covered: impl FnMut(Part<'c>) -> bool) -> bool {
+    let (parts, part): (&[String], fn(&'c str) -> Part<'c>) = match call.kind {
+        ToolKind::Shell => (&call.commands, Part::Command),
+        ToolKind::Read | ToolKind::Write => (&call.target_paths, Part::Path),
+        ToolKind::Fetch => (&call.domains, Part::Domain),
+        _ => return false,
+    };
+    !parts.is_empty() && parts.iter().map(|p| part(p)).all(covered)
 }
 
 /// A path rule's pattern, anchored when the rule is parsed: absolute, under
@@ -451,6 +475,58 @@ mod tests {
             let err = Rule::parse(bad).unwrap_err();
             assert_eq!(err.rule, bad);
         }
+    }
+
+    fn canonical(tool: &str, input: serde_json::Value) -> CanonicalCall {
+        let call = warden_types::request::ToolCall::new(tool, input);
+        CanonicalCall::new(
+            &call,
+            &super::super::tools::ToolRegistry::default(),
+            None,
+            None,
+        )
+    }
+
+    fn shell(command: &str) -> CanonicalCall {
+        canonical("bash", serde_json::json!({ "command": command }))
+    }
+
+    #[test]
+    fn a_rule_covers_a_call_only_when_it_matches_every_part() {
+        let rule = Rule::parse("Bash(git status*)").unwrap();
+        assert!(rule.covers(&shell("git status")));
+        assert!(rule.covers(&shell("git status -s && git status")));
+        for more in [
+            "git status && git push --force origin main",
+            "git status; rm -rf ./src",
+            "git status $(rm -rf ./src)",
+            "git status | sh",
+        ] {
+            assert!(rule.hits(&shell(more)), "{more}");
+            assert!(!rule.covers(&shell(more)), "{more}");
+        }
+        let fetch = Rule::parse("WebFetch(domain:example.com)").unwrap();
+        let both = canonical(
+            "web_fetch",
+            serde_json::json!({"urls": ["https://example.com/a", "https://evil.test/"]}),
+        );
+        assert!(fetch.hits(&both) && !fetch.covers(&both));
+    }
+
+    #[test]
+    fn a_rule_on_the_whole_tool_covers_every_call_of_it() {
+        assert!(
+            Rule::parse("Bash")
+                .unwrap()
+                .covers(&shell("git status; rm -rf ./src"))
+        );
+        assert!(!Rule::parse("Read").unwrap().covers(&shell("ls")));
+    }
+
+    #[test]
+    fn a_specifier_covers_nothing_in_a_call_without_parts() {
+        let rule = Rule::parse("Bash(*)").unwrap();
+        assert!(!rule.covers(&canonical("bash", serde_json::json!({}))));
     }
 
     #[test]

@@ -298,7 +298,7 @@ impl Core {
                 Err(err) => return Err(err.into()),
             }
         }
-        Ok(self.warden.evaluate_alone(call, self.caller)?)
+        Ok(self.warden.evaluate(call, self.caller)?)
     }
 
     /// The deny for a call that could not be judged, led by

@@ -370,10 +370,7 @@ fn judge_call(
             Err(err) => return Err(err.into()),
         }
     }
-    daemon
-        .warden
-        .evaluate_alone(call, caller)
-        .map_err(request_error)
+    daemon.warden.evaluate(call, caller).map_err(request_error)
 }
 
 /// Only a token makes a caller internal, or believed on an attribution field

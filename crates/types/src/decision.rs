@@ -32,7 +32,8 @@ impl Verdict {
 
 impl std::fmt::Display for Verdict {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+        // `pad`, not `write_str`: a width (`{verdict:<5}`) lines up columns.
+        f.pad(self.as_str())
     }
 }
 

@@ -1,6 +1,7 @@
 //! The approval list: which calls need a human's approval before they run. One
 //! function, [`ApprovalList::requires_approval`], answers it. An entry is a tool
-//! name or glob (`bash`, `mcp__github__*`), or a permission rule
+//! name or glob (`bash`, `mcp__github__*`; a name is not a path, so `*`
+//! matches any run of characters, `/` included), or a permission rule
 //! (`Bash(git push *)`, `Edit(src/**)`, `WebFetch(domain:example.com)`), which
 //! matches when any part of the call does: the command `git status && git push`
 //! needs approval under `Bash(git push *)`.
@@ -113,6 +114,17 @@ mod tests {
         );
         assert!(needs(&l, "write_file").is_some());
         assert!(needs(&l, "mcp__slack__post").is_none());
+    }
+
+    #[test]
+    fn a_star_matches_any_run_of_characters_slashes_included() {
+        let every = list(&["*"]);
+        for name in ["foo", "foo/bar", "mcp__x__a/b", "/"] {
+            assert_eq!(needs(&every, name).as_deref(), Some("*"), "{name}");
+        }
+        let family = list(&["mcp__x__*"]);
+        assert!(needs(&family, "MCP__X__a/b").is_some());
+        assert!(needs(&family, "mcp__y__a/b").is_none());
     }
 
     #[test]

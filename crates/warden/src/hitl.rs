@@ -40,9 +40,10 @@ impl Durability {
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct HitlApproval {
-    /// Tool names (case-insensitive), globs (`*`, `?`) or permission rules
-    /// whose calls need a human's approval: `bash`, `mcp__github__*`,
-    /// `Bash(git push *)`, `Edit(src/**)`.
+    /// Tool names (case-insensitive), globs (`*`, `?`, `[…]`; a tool name
+    /// is not a path: `*` matches any run of characters, `/` included) or
+    /// permission rules whose calls need a human's approval: `bash`,
+    /// `mcp__github__*`, `Bash(git push *)`, `Edit(src/**)`.
     #[serde(default)]
     pub tools: Vec<String>,
     /// What a listed tool does in a run that cannot pause for a human
@@ -242,7 +243,8 @@ pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
 /// One entry of `hitl_approval.tools`, compiled.
 #[derive(Clone, Debug)]
 pub enum Entry {
-    /// A tool name or a glob over tool names, case-insensitive.
+    /// A tool name or a glob over tool names, case-insensitive; `*` matches
+    /// any run of characters, `/` included ([`Glob::name`]).
     Name(Glob),
     /// A permission rule: `Bash(git push *)`, `Edit`, `WebFetch(domain:x)`.
     Rule(Rule),
@@ -265,7 +267,7 @@ impl Entry {
                 "'{entry}' is not a tool name, glob or rule (it contains whitespace or control characters)"
             ));
         }
-        Glob::case_insensitive(entry)
+        Glob::name(entry)
             .map(Entry::Name)
             .map_err(|e| e.to_string())
     }

@@ -9,7 +9,10 @@
 //! This crate is the library: load a configuration, judge calls, swap the
 //! policy while calls are being judged. It starts no async runtime, opens no
 //! socket and links no database; the daemon (`warden-server`) and the
-//! approval gate (`warden-approval`) are built on it.
+//! approval gate (`warden-approval`) are built on it. [`Warden::evaluate`]
+//! gives a call every check the daemon gives it, the approval list
+//! (`hitl_approval.tools`) included: a listed tool answers `ask` where a human
+//! can be asked and `deny` where nobody can, and the embedder makes the pause.
 //!
 //! ```no_run
 //! use warden::{Caller, Config, ToolCall, Warden};
@@ -37,9 +40,11 @@ pub use approval_list::ApprovalList;
 pub use builtin::BUILTINS;
 pub use config::{Config, ConfigError};
 pub use listed::{Listed, listed};
+#[allow(deprecated)]
+pub use pipeline::evaluate_alone;
 pub use pipeline::{
-    APPROVAL_STAGE, INTAKE_STAGE, Warden, ask_unavailable, evaluate, evaluate_alone, provider_call,
-    refusal,
+    APPROVAL_STAGE, INTAKE_STAGE, Warden, ask_unavailable, evaluate, evaluate_in_response,
+    provider_call, refusal,
 };
 pub use registry::{ProviderSet, Registry, Snapshot};
 pub use warden_runtime::engine::{EngineError, EngineOptions};

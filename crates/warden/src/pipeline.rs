@@ -55,25 +55,43 @@ impl Warden {
         &self.registry
     }
 
-    /// Judges one tool call. An error means the harness's part of the request
-    /// was refused (its context: an unknown interaction mode, a malformed
-    /// timestamp); everything an agent's model controls (the tool name, the
-    /// arguments, their depth, the call's id) and every provider failure gets a
-    /// decision.
+    /// Judges one tool call, with every check a lone call gets, as the daemon's
+    /// `POST /v1/evaluate` does: the pipeline, then the approval list
+    /// (`hitl_approval.tools`), whose listed tools ask where a human can be
+    /// asked and are denied where nobody can (see [`evaluate`]). An error means
+    /// the harness's part of the request was refused (its context: an unknown
+    /// interaction mode, a malformed timestamp); everything an agent's model
+    /// controls (the tool name, the arguments, their depth, the call's id) and
+    /// every provider failure gets a decision.
+    ///
+    /// ```
+    /// use warden::{Caller, Config, ToolCall, Verdict, Warden};
+    ///
+    /// let mut config = Config::embedded();
+    /// config.hitl_approval.tools = vec!["bash".into()];
+    /// let warden = Warden::new(&config)?;
+    /// let call = ToolCall::new("bash", serde_json::json!({"command": "git status"}));
+    /// let evaluation = warden.evaluate(&call, Caller::Agent)?;
+    /// assert_eq!(evaluation.verdict, Verdict::Ask); // bash needs a human's approval
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn evaluate(&self, call: &ToolCall, caller: Caller) -> Result<Evaluation, RequestError> {
         let snapshot = self.registry.current();
         evaluate(&snapshot, call, caller)
     }
 
-    /// Judges one call that comes alone, not in a model response: as
-    /// [`Warden::evaluate`], and then the approval list (see [`evaluate_alone`]).
+    /// The same as [`Warden::evaluate`], which now applies the approval list
+    /// itself.
+    #[deprecated(
+        since = "0.2.0",
+        note = "use Warden::evaluate, which now applies the approval list as this did"
+    )]
     pub fn evaluate_alone(
         &self,
         call: &ToolCall,
         caller: Caller,
     ) -> Result<Evaluation, RequestError> {
-        let snapshot = self.registry.current();
-        evaluate_alone(&snapshot, call, caller)
+        self.evaluate(call, caller)
     }
 
     /// The snapshot currently serving calls.
@@ -82,29 +100,45 @@ impl Warden {
     }
 }
 
-/// Judges one call on one snapshot, as one call of a model response: the
-/// approval gate applies the approval list itself.
+/// Judges one call on one snapshot, with every check a lone call gets
+/// (`Warden::evaluate`, `POST /v1/evaluate`, `warden eval`, a harness's hook):
+/// the pipeline, then the approval list. A listed tool is never allowed here: it
+/// asks (`warden.approval_required`) where a human can be asked, and the
+/// harness makes the pause (the tool-calls route, or its middleware); in a run
+/// that cannot pause it follows `hitl_approval.non_interactive`. An ask in a run
+/// whose origin shows no approvals (IM, extension, MCP notification) is a deny.
 pub fn evaluate(
     snapshot: &Snapshot,
     call: &ToolCall,
     caller: Caller,
 ) -> Result<Evaluation, RequestError> {
-    judge(snapshot, call, caller, Alone::No)
+    judge(snapshot, call, caller, Alone::Yes)
 }
 
-/// Judges one call that comes alone (`POST /v1/evaluate`, `warden eval`, a
-/// harness's hook), where no pause can be made: the pipeline, then the approval
-/// list. A listed tool is never allowed here: it asks
-/// (`warden.approval_required`) where a human can be asked, and the harness makes
-/// the pause (the tool-calls route, or its middleware); in a run that cannot
-/// pause it follows `hitl_approval.non_interactive`. An ask in a run whose
-/// origin shows no approvals (IM, extension, MCP notification) is a deny.
+/// The same as [`evaluate`], which now applies the approval list itself.
+#[deprecated(
+    since = "0.2.0",
+    note = "use warden::evaluate, which now applies the approval list as this did"
+)]
 pub fn evaluate_alone(
     snapshot: &Snapshot,
     call: &ToolCall,
     caller: Caller,
 ) -> Result<Evaluation, RequestError> {
-    judge(snapshot, call, caller, Alone::Yes)
+    evaluate(snapshot, call, caller)
+}
+
+/// For the approval gate (`warden-approval`) only: judges one call of a model
+/// response without the approval list, which the gate applies itself because
+/// it makes the pause (and lets standing grants answer it). Anywhere else, a
+/// listed tool would be allowed here: call [`evaluate`] or
+/// [`Warden::evaluate`].
+pub fn evaluate_in_response(
+    snapshot: &Snapshot,
+    call: &ToolCall,
+    caller: Caller,
+) -> Result<Evaluation, RequestError> {
+    judge(snapshot, call, caller, Alone::No)
 }
 
 /// Whether the call comes alone (and the approval list applies here).

@@ -1,6 +1,7 @@
 //! Glob matching for paths and rule specifiers: `*` within a path segment,
-//! `**` across segments, `?`, `[…]` (and `{a,b}`), case-sensitive or not.
-//! Patterns are checked once, when they are built.
+//! `**` across segments, `?`, `[…]` (and `{a,b}`), case-sensitive or not; and
+//! for names (a tool's), where `/` is a character like any other. Patterns are
+//! checked once, when they are built.
 
 use std::fmt;
 
@@ -9,10 +10,28 @@ use std::fmt;
 pub struct Glob {
     /// The pattern as given.
     source: String,
-    /// The pattern as matched (lower-cased when case-insensitive).
-    pattern: String,
-    case_insensitive: bool,
+    /// The pattern as matched: lower-cased unless case-sensitive, and for a
+    /// name with every `/` made [`SLASH`].
+    pattern: Vec<u8>,
+    mode: Mode,
 }
+
+/// What a glob matches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// A path: `*`, `?` and `[…]` stay within a segment, `**` crosses segments.
+    Path,
+    /// A path, ignoring case.
+    PathIgnoringCase,
+    /// A name: case-insensitive, and `/` is no separator, so `*` matches any
+    /// run of characters.
+    Name,
+}
+
+/// What `/` becomes in a name and in its pattern. fast-glob's wildcards stop at
+/// `/` and never at this byte, which UTF-8 text never holds: the same engine
+/// (and the same syntax and validation) then matches names as plain strings.
+const SLASH: u8 = 0xFF;
 
 /// Why a pattern was refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,15 +51,22 @@ impl std::error::Error for GlobError {}
 impl Glob {
     /// A case-sensitive pattern.
     pub fn new(pattern: &str) -> Result<Glob, GlobError> {
-        Glob::build(pattern, false)
+        Glob::build(pattern, Mode::Path)
     }
 
     /// A pattern that ignores case (Unicode lower-casing of both sides).
     pub fn case_insensitive(pattern: &str) -> Result<Glob, GlobError> {
-        Glob::build(pattern, true)
+        Glob::build(pattern, Mode::PathIgnoringCase)
     }
 
-    fn build(pattern: &str, case_insensitive: bool) -> Result<Glob, GlobError> {
+    /// A pattern over names, not paths (a tool's name: `mcp__github__*`): case
+    /// is ignored, and `/` is an ordinary character, so `*` matches any run of
+    /// characters (`*` matches `foo/bar` and `/`) and `?` or `[…]` any one.
+    pub fn name(pattern: &str) -> Result<Glob, GlobError> {
+        Glob::build(pattern, Mode::Name)
+    }
+
+    fn build(pattern: &str, mode: Mode) -> Result<Glob, GlobError> {
         let error = |message: String| GlobError {
             pattern: pattern.to_string(),
             message,
@@ -54,23 +80,24 @@ impl Glob {
             return Err(error("a leading `!` (negation) is not supported".into()));
         }
         fast_glob::validate(pattern).map_err(|e| error(e.to_string()))?;
+        let matched = match mode {
+            Mode::Path => pattern.as_bytes().to_vec(),
+            Mode::PathIgnoringCase => pattern.to_lowercase().into_bytes(),
+            Mode::Name => unslashed(pattern.to_lowercase()),
+        };
         Ok(Glob {
             source: pattern.to_string(),
-            pattern: if case_insensitive {
-                pattern.to_lowercase()
-            } else {
-                pattern.to_string()
-            },
-            case_insensitive,
+            pattern: matched,
+            mode,
         })
     }
 
     /// Whether `text` matches the whole pattern.
     pub fn matches(&self, text: &str) -> bool {
-        if self.case_insensitive {
-            fast_glob::glob_match(&self.pattern, text.to_lowercase())
-        } else {
-            fast_glob::glob_match(&self.pattern, text)
+        match self.mode {
+            Mode::Path => fast_glob::glob_match(&self.pattern, text),
+            Mode::PathIgnoringCase => fast_glob::glob_match(&self.pattern, text.to_lowercase()),
+            Mode::Name => fast_glob::glob_match(&self.pattern, unslashed(text.to_lowercase())),
         }
     }
 
@@ -86,6 +113,17 @@ impl Glob {
             .bytes()
             .any(|b| matches!(b, b'*' | b'?' | b'[' | b'{' | b'\\'))
     }
+}
+
+/// `text` with every `/` made [`SLASH`], for a name glob.
+fn unslashed(text: String) -> Vec<u8> {
+    let mut bytes = text.into_bytes();
+    for byte in &mut bytes {
+        if *byte == b'/' {
+            *byte = SLASH;
+        }
+    }
+    bytes
 }
 
 /// `*` matches any run of characters (spaces and slashes included); the rest

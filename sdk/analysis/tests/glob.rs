@@ -1,4 +1,4 @@
-//! Glob matching for paths and rule specifiers.
+//! Glob matching for paths, rule specifiers and names.
 
 use warden_analysis::glob::Glob;
 
@@ -51,4 +51,41 @@ fn negation_is_refused() {
 #[test]
 fn an_empty_pattern_is_refused() {
     assert!(Glob::new("").is_err());
+}
+
+#[test]
+fn a_star_in_a_name_glob_matches_any_run_of_characters_slashes_included() {
+    let every = Glob::name("*").unwrap();
+    for name in ["foo", "foo/bar", "mcp__x__a/b", "/", "a//b/"] {
+        assert!(every.matches(name), "{name}");
+    }
+    let family = Glob::name("mcp__x__*").unwrap();
+    assert!(family.matches("mcp__x__a/b"));
+    assert!(!family.matches("mcp__y__a/b"));
+    assert!(Glob::name("a/*").unwrap().matches("a/b/c"));
+    assert!(Glob::name("a/**").unwrap().matches("a/b/c"));
+    assert!(Glob::name("**").unwrap().matches("/x/"));
+}
+
+#[test]
+fn one_character_of_a_name_glob_may_be_a_slash() {
+    assert!(Glob::name("a?b").unwrap().matches("a/b"));
+    assert!(Glob::name("a[!x]b").unwrap().matches("a/b"));
+    assert!(Glob::name("a[/]b").unwrap().matches("a/b"));
+    assert!(Glob::name("a\\/b").unwrap().matches("a/b"));
+    assert!(!Glob::name("a?b").unwrap().matches("a//b"));
+}
+
+#[test]
+fn a_name_glob_ignores_case_and_keeps_path_globs_as_they_were() {
+    assert!(Glob::name("MCP__X__*").unwrap().matches("mcp__X__A/b"));
+    assert!(!Glob::case_insensitive("*").unwrap().matches("foo/bar"));
+    assert!(!Glob::new("*").unwrap().matches("/"));
+}
+
+#[test]
+fn a_name_glob_is_checked_as_a_path_glob_is() {
+    assert_eq!(Glob::name("mcp__[").unwrap_err().pattern, "mcp__[");
+    assert!(Glob::name("!foo").is_err());
+    assert!(Glob::name("").is_err());
 }

@@ -18,16 +18,21 @@ fn push(id: &str, command: &str) -> Value {
     tool_call(json!(id), "bash", json!({ "command": command }))
 }
 
-/// Pauses `thread` on one call and approves it with `grant`.
-fn approve_with_grant(g: &TestGate, thread: &str, command: &str, grant: Value) -> GateOutcome {
-    let paused = g.submit(thread, "r1", &response(json!([push("c1", command)])));
-    assert_eq!(paused.run_state, RunState::WaitingForInput);
-    let request: ResumeRequest = serde_json::from_value(json!({"decisions": [{
+/// The approval of the first call `paused` waits on, asking for `grant`.
+fn approval_with(paused: &GateOutcome, grant: Value) -> ResumeRequest {
+    serde_json::from_value(json!({"decisions": [{
         "request_id": paused.requests[0].request_id,
         "decision": "approve",
         "grant": grant,
     }]}))
-    .unwrap();
+    .unwrap()
+}
+
+/// Pauses `thread` on one call and approves it with `grant`.
+fn approve_with_grant(g: &TestGate, thread: &str, command: &str, grant: Value) -> GateOutcome {
+    let paused = g.submit(thread, "r1", &response(json!([push("c1", command)])));
+    assert_eq!(paused.run_state, RunState::WaitingForInput);
+    let request = approval_with(&paused, grant);
     let resolution = g.resume(thread, &paused, &request).unwrap();
     assert_eq!(resolution.calls[0].status, CallStatus::Run);
     paused
@@ -102,12 +107,7 @@ fn a_rule_wider_than_the_approved_call_is_refused_and_consumes_nothing() {
         "r1",
         &response(json!([push("c1", "git push origin main")])),
     );
-    let request: ResumeRequest = serde_json::from_value(json!({"decisions": [{
-        "request_id": paused.requests[0].request_id,
-        "decision": "approve",
-        "grant": {"minutes": 30, "rule": "Bash(rm *)"},
-    }]}))
-    .unwrap();
+    let request = approval_with(&paused, json!({"minutes": 30, "rule": "Bash(rm *)"}));
     let err = g.resume("t1", &paused, &request).unwrap_err();
     assert_eq!(err.code(), "invalid_decision");
     assert!(err.to_string().contains("decisions[0].grant.rule"), "{err}");
@@ -120,6 +120,105 @@ fn a_rule_wider_than_the_approved_call_is_refused_and_consumes_nothing() {
         1,
         "still pending"
     );
+}
+
+/// `bash` needs a human, and nothing else stands in the way: whatever a
+/// grant does not cover waits for one.
+const ONLY_LISTED: &str = "hitl_approval:\n  tools: [bash]\npermissions:\n  mode: full_auto\n";
+
+/// The grant of issue 20: approve `git status`, and allow `git status*` for 15
+/// minutes, for the agent (so that each call below can be its own thread).
+fn git_status_granted() -> TestGate {
+    let g = gate(ONLY_LISTED);
+    let grant = json!({"minutes": 15, "rule": "Bash(git status*)", "scope": "agent"});
+    approve_with_grant(&g, "t0", "git status", grant);
+    g
+}
+
+/// Commands that start with `git status` but run more than it: through a
+/// compound list, a wrapper, a substitution, a pipeline, or a part the
+/// analysis cannot see through.
+const MORE_THAN_GIT_STATUS: &[&str] = &[
+    "git status && git push --force origin main",
+    "git status; rm -rf ./src",
+    "git status; python3 -c \"import os; os.system('id')\"",
+    "git status || rm -rf ./src",
+    "git status & rm -rf ./src",
+    "sudo git status && git push --force origin main",
+    "git status; sudo rm -rf ./src",
+    "env GIT_PAGER=cat git status; rm -rf ./src",
+    "timeout 5 git status; python3 -c \"import os; os.system('id')\"",
+    "git status && nohup git push --force origin main",
+    "bash -c 'git status; rm -rf ./src'",
+    "git status $(rm -rf ./src)",
+    "git status \"$(git push --force origin main)\"",
+    "git status `rm -rf ./src`",
+    "git status <(python3 -c \"import os; os.system('id')\")",
+    "git status | sh",
+    "git status | python3 -c \"import os; os.system('id')\"",
+    "git status; $CMD -rf ./src",
+    "git status; eval \"$X\"",
+];
+
+#[test]
+fn a_rule_grant_allows_a_call_only_when_the_rule_matches_every_command_it_runs() {
+    let g = git_status_granted();
+    for (i, command) in MORE_THAN_GIT_STATUS.iter().enumerate() {
+        let (status, code) = next_call(&g, &format!("t{}", i + 1), "r1", command);
+        assert_eq!(status, CallStatus::Pending, "{command}: {code}");
+    }
+}
+
+#[test]
+fn a_rule_grant_still_allows_every_call_whose_commands_all_match() {
+    let g = git_status_granted();
+    for (i, command) in [
+        "git status",
+        "git status --short",
+        "git status && git status -s",
+        "git -C . status | git status",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let (status, code) = next_call(&g, &format!("t{}", i + 1), "r1", command);
+        assert_eq!(
+            (status, code.as_str()),
+            (CallStatus::Run, "warden.approval_grant"),
+            "{command}"
+        );
+    }
+}
+
+#[test]
+fn a_rule_that_matches_only_part_of_the_approved_call_is_refused() {
+    for command in MORE_THAN_GIT_STATUS {
+        let g = gate(ONLY_LISTED);
+        let paused = g.submit("t1", "r1", &response(json!([push("c1", command)])));
+        let request = approval_with(&paused, json!({"minutes": 15, "rule": "Bash(git status*)"}));
+        let err = g.resume("t1", &paused, &request).unwrap_err();
+        assert_eq!(err.code(), "invalid_decision", "{command}");
+        assert!(
+            err.to_string().contains("decisions[0].grant.rule"),
+            "{command}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_grant_never_covers_a_call_the_live_pipeline_denies() {
+    let g = gate(ONLY_LISTED);
+    let grant = json!({"minutes": 30, "rule": "Bash(git push *)"});
+    approve_with_grant(&g, "t1", "git push origin main", grant);
+    // After the grant was given, the operator denies every push.
+    let stricter = format!("{ONLY_LISTED}  deny: [\"Bash(git push *)\"]\n");
+    g.gate
+        .warden()
+        .registry()
+        .swap(Snapshot::load(&crate::common::config(&stricter)).unwrap());
+    let (status, code) = next_call(&g, "t1", "r2", "git push origin main");
+    assert_eq!(status, CallStatus::Denied);
+    assert_eq!(code, "perm.rule_deny");
 }
 
 #[test]
@@ -209,12 +308,7 @@ fn a_grant_for_a_call_denied_when_judged_again_at_resume_is_not_given() {
         .warden()
         .registry()
         .swap(Snapshot::load(&crate::common::config(&stricter)).unwrap());
-    let request: ResumeRequest = serde_json::from_value(json!({"decisions": [{
-        "request_id": paused.requests[0].request_id,
-        "decision": "approve",
-        "grant": {"minutes": 30},
-    }]}))
-    .unwrap();
+    let request = approval_with(&paused, json!({"minutes": 30}));
     let resolution = g.resume("t1", &paused, &request).unwrap();
     assert_eq!(resolution.calls[0].status, CallStatus::Denied);
     assert!(g.gate.grants(&GrantFilter::default()).unwrap().is_empty());

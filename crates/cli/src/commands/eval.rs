@@ -22,9 +22,7 @@ pub(crate) fn eval(
     let warden = Warden::new(&config)?;
     let caller = Caller::of_credential(internal, asserts.into_iter().collect());
     let evaluation = match ToolCall::from_json(&body) {
-        Ok(call) => warden
-            .evaluate_alone(&call, caller)
-            .context("invalid request")?,
+        Ok(call) => warden.evaluate(&call, caller).context("invalid request")?,
         // What a model wrote gets a decision, as on the daemon.
         Err(err) => match err.refusal_code() {
             Some(code) => warden::refusal(&warden.snapshot(), code, &err.to_string()),

@@ -201,7 +201,7 @@ fn in_process(path: Option<&Path>, call: &ToolCall) -> Result<Evaluation, String
     // What the model wrote is judged (a deny at worst); only the context the
     // hook built could be refused.
     warden
-        .evaluate_alone(call, Caller::Agent)
+        .evaluate(call, Caller::Agent)
         .map_err(|e| e.to_string())
 }
 

@@ -7,6 +7,7 @@ mod common {
 
 mod allowlist;
 mod evasions;
+mod front_door;
 mod hostile;
 #[cfg(feature = "language-providers")]
 mod languages;
