@@ -20,6 +20,6 @@ fn main() {
     }
     build_guests(
         GUESTS,
-        &["wit", "plugins", "sdk", "Cargo.toml", "Cargo.lock", "build"],
+        &["wit", "plugins", "sdk", "crates/analysis", "crates/types", "Cargo.toml", "Cargo.lock", "build"],
     );
 }

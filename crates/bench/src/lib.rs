@@ -108,7 +108,7 @@ pub const SCENARIOS: &[Scenario] = &[
     },
     Scenario {
         name: "corpus",
-        about: "the whole native stage on each command of the shell corpus (sdk/analysis/tests/corpus, 3,701 commands from Debian manual pages) in full_auto with no rules; prints the share allowed, asked, denied and opaque",
+        about: "the whole native stage on each command of the shell corpus (crates/analysis/tests/corpus, 3,701 commands from Debian manual pages) in full_auto with no rules; prints the share allowed, asked, denied and opaque",
         run: corpus,
     },
     #[cfg(feature = "cedar")]
@@ -253,7 +253,7 @@ fn corpus(calls: usize) -> anyhow::Result<Vec<Measurement>> {
     use warden_types::decision::Verdict;
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../sdk/analysis/tests/corpus/commands.tsv"
+        "/../analysis/tests/corpus/commands.tsv"
     );
     let text = std::fs::read_to_string(path)
         .map_err(|e| anyhow::anyhow!("{path}: {e} (run from the source tree)"))?;
