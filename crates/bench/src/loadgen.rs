@@ -301,8 +301,15 @@ pub fn fsync(calls: usize) -> anyhow::Result<Vec<Measurement>> {
 
 const FLOOD_TOKEN: &str = "bench-flood-token-0123456789";
 
+/// How long each row of the flood scenario measures, at least: longer than a
+/// flooding connection waits for a turn (10 s) and than the first bodies'
+/// allowance, so that the flood's refusals and reconnections happen while the
+/// other token's calls are timed.
+const FLOOD_WINDOW: Duration = Duration::from_secs(15);
+
 /// `warden bench --scenario daemon-flood`: one token's evaluate (1 and 4
-/// connections, closed loop) on an idle daemon, then while another token
+/// connections, closed loop, for at least [`FLOOD_WINDOW`] each) on an idle
+/// daemon, then while another token
 /// holds 40 connections, each sending the first 64 KiB of a 1 MiB body and
 /// then a byte every 2 s (reconnecting when refused): the flood takes that
 /// token's share of the body turns and waits among itself for more.
@@ -317,7 +324,12 @@ pub fn flood(calls: usize) -> anyhow::Result<Vec<Measurement>> {
     let mut measure = |scenario: &str| -> anyhow::Result<()> {
         for connections in [1, 4] {
             let requests = (calls / connections).max(100);
-            let (samples, wall) = load(addr, connections, requests)?;
+            let (mut samples, mut wall) = (Vec::new(), Duration::ZERO);
+            while wall < FLOOD_WINDOW {
+                let (more, took) = load(addr, connections, requests)?;
+                samples.extend(more);
+                wall += took;
+            }
             out.push(summarize(scenario, connections, samples, wall));
         }
         Ok(())

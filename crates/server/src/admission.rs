@@ -101,7 +101,7 @@ pub(crate) async fn admit(
         .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |c| c.0.ip());
     let source = daemon.proxies.load().client(peer, request.headers());
     let route = matched.as_ref().map_or("", MatchedPath::as_str);
-    let credential = credential_of(request.method(), route, &request);
+    let credential = credential_of(route, &request);
     let limits = daemon.limits();
     if let Some(credential) = credential
         && let Err(wait) = daemon
@@ -146,7 +146,8 @@ pub(crate) async fn admit(
 
 /// The credential a request presents, if any: a bearer token on a route that
 /// needs one (open routes ignore the header), or a console sign-in.
-fn credential_of(method: &Method, route: &str, request: &Request) -> Option<Credential> {
+fn credential_of(route: &str, request: &Request) -> Option<Credential> {
+    let method = request.method();
     if method == Method::POST && route == crate::console::SIGN_IN_PATH {
         return Some(Credential::Console);
     }

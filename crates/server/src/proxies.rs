@@ -4,10 +4,13 @@
 //! it is read from the right (the hop nearest the daemon) and believed only
 //! as far as each hop is a trusted proxy: the first address that is not one is
 //! the client.
+//!
+//! Fuzzed (`fuzz/`, target `forwarded_for`): this file is compiled there as
+//! it is, so it uses `http`, `ipnet` and `serde` only.
 
 use std::net::{IpAddr, SocketAddr};
 
-use axum::http::HeaderMap;
+use http::HeaderMap;
 use ipnet::IpNet;
 use serde::{Deserialize, Deserializer};
 
@@ -94,7 +97,7 @@ fn canonical(address: IpAddr) -> IpAddr {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use axum::http::HeaderValue;
+    use http::HeaderValue;
 
     fn proxies(yaml: &str) -> TrustedProxies {
         serde_norway::from_str(yaml).unwrap()
