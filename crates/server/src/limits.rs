@@ -68,7 +68,7 @@ impl Default for HttpLimits {
             max_json_depth: warden_types::request::MAX_INPUT_DEPTH,
             max_connections: 1024,
             max_concurrent_bodies: 32,
-            max_bodies_per_principal: 8,
+            max_bodies_per_principal: 16,
             header_read_timeout_ms: 10_000,
             idle_timeout_ms: 30_000,
             body_read_timeout_ms: 10_000,
@@ -250,7 +250,7 @@ mod tests {
         assert_eq!(limits.bodies_per_principal(), 4);
         assert_eq!(limits.queued_per_principal(), 3);
         let defaults = HttpLimits::default();
-        assert_eq!(defaults.bodies_per_principal(), 8);
+        assert_eq!(defaults.bodies_per_principal(), 16);
     }
 
     #[test]

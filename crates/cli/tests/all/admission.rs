@@ -43,21 +43,21 @@ fn slow_body(addr: std::net::SocketAddr, token: &'static str) -> JoinHandle<()> 
 
 #[tokio::test]
 async fn a_token_flooding_slow_bodies_does_not_starve_another_tokens_evaluate() {
-    // The default limits: 32 body turns, 8 of them for any one token.
+    // The default limits: 32 body turns, 16 of them for any one token.
     let daemon = Daemon::start(&format!(
         "{}{}",
         allowlist("allowlist", &["bash"], &[]),
         server_block(false)
     ));
     let flood: Vec<_> = (0..40).map(|_| slow_body(daemon.addr(), AGENT)).collect();
-    daemon.wait_for_load("bodies", 8).await;
+    daemon.wait_for_load("bodies", 16).await;
     for _ in 0..5 {
         let (status, decision) = daemon.evaluate(OTHER_AGENT, &bash("ls")).await;
         assert_eq!(status, 200, "{decision}");
         assert_eq!(decision["verdict"], "allow", "{decision}");
     }
     // The flooding token holds its share of the turns, no more.
-    assert_eq!(daemon.load("bodies").await, Some(8));
+    assert_eq!(daemon.load("bodies").await, Some(16));
     for client in flood {
         client.abort();
     }
