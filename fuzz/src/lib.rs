@@ -1,8 +1,9 @@
 //! What the fuzz targets check, over Warden's own code: the wire types
 //! (`warden-types`: requests, strict JSON, callers) and the policy core's trust
 //! and redaction (`warden-policy`) as crates, and the AI message and its
-//! surfaces compiled here from the approval crate's files (that crate links
-//! wasmtime, which fuzzing never builds). `checks` is shared with the corpus
+//! surfaces compiled here from the approval crate's files, and the daemon's
+//! reading of `X-Forwarded-For` from its file (those crates link wasmtime,
+//! which fuzzing never builds). `checks` is shared with the corpus
 //! replay test (`crates/approval/tests/all/fuzz_corpus.rs`), which runs it on
 //! the real crates: `wire` is what each side gives it.
 #![allow(dead_code, unused_imports)]
@@ -20,6 +21,7 @@ pub mod wire {
     pub use warden_types::request::{CallContext, ToolCall};
 pub use warden_types::Caller;
     pub use warden_types::Asserts;
+    pub use crate::proxies::TrustedProxies;
 
     /// `approval::ModelResponse` (in the host's gate module, which needs the
     /// whole host): a message and a context, nothing else.
@@ -40,4 +42,8 @@ pub use warden_types::Caller;
     }
 }
 
+#[path = "../../crates/server/src/proxies.rs"]
+pub mod proxies;
+
 pub mod checks;
+pub mod forwarded;

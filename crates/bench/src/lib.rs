@@ -57,6 +57,11 @@ pub const SCENARIOS: &[Scenario] = &[
         run: crate::loadgen::fsync,
     },
     Scenario {
+        name: "daemon-flood",
+        about: "one token's evaluate (1 and 4 connections) on an idle daemon and while another token holds 40 connections sending 1 MiB bodies a byte every 2 s",
+        run: crate::loadgen::flood,
+    },
+    Scenario {
         name: "healthz-stuck",
         about: "GET /healthz on an idle daemon and while 8 calls run to their provider's timeout, judging pool and inline (needs the test fixtures)",
         run: crate::loadgen::healthz_stuck,

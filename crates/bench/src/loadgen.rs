@@ -299,6 +299,93 @@ pub fn fsync(calls: usize) -> anyhow::Result<Vec<Measurement>> {
     Ok(out)
 }
 
+const FLOOD_TOKEN: &str = "bench-flood-token-0123456789";
+
+/// How long each row of the flood scenario measures, at least: longer than a
+/// flooding connection waits for a turn (10 s) and than the first bodies'
+/// allowance, so that the flood's refusals and reconnections happen while the
+/// other token's calls are timed.
+const FLOOD_WINDOW: Duration = Duration::from_secs(15);
+
+/// `warden bench --scenario daemon-flood`: one token's evaluate (1 and 4
+/// connections, closed loop, for at least [`FLOOD_WINDOW`] each) on an idle
+/// daemon, then while another token
+/// holds 40 connections, each sending the first 64 KiB of a 1 MiB body and
+/// then a byte every 2 s (reconnecting when refused): the flood takes that
+/// token's share of the body turns and waits among itself for more.
+pub fn flood(calls: usize) -> anyhow::Result<Vec<Measurement>> {
+    let yaml = format!(
+        "{}    - {{name: flood, role: agent, token: {FLOOD_TOKEN}}}\n",
+        config("bash, read_file")
+    );
+    let daemon = Daemon::start_with(&yaml, Dispatch::default())?;
+    let addr = daemon.addr();
+    let mut out = Vec::new();
+    let mut measure = |scenario: &str| -> anyhow::Result<()> {
+        for connections in [1, 4] {
+            let requests = (calls / connections).max(100);
+            let (mut samples, mut wall) = (Vec::new(), Duration::ZERO);
+            while wall < FLOOD_WINDOW {
+                let (more, took) = load(addr, connections, requests)?;
+                samples.extend(more);
+                wall += took;
+            }
+            out.push(summarize(scenario, connections, samples, wall));
+        }
+        Ok(())
+    };
+    measure("daemon evaluate of one token, no flood")?;
+    let flooders = runtime("warden-flood")?;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    for _ in 0..40 {
+        let stop = stop.clone();
+        flooders.spawn(async move {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                if slow_body(addr, &stop).await.is_err() {
+                    // Refused (or not connected): start the next body soon.
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            }
+        });
+    }
+    // The flood holds its token's share of the turns before measuring.
+    let serving = daemon.server.as_ref().expect("running").daemon();
+    let share = serving.limits().bodies_per_principal();
+    let held = Instant::now() + Duration::from_secs(30);
+    while serving.current_load().bodies < share {
+        ensure!(
+            Instant::now() < held,
+            "the flood never took its {share} body turns"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    measure("daemon evaluate of one token, another's 40 slow 1 MiB bodies")?;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    flooders.shutdown_background();
+    Ok(out)
+}
+
+/// One slow body of the flood: the head of a 1 MiB evaluate, 64 KiB of it,
+/// then a byte every 2 s until the daemon refuses it or `stop` is set.
+async fn slow_body(addr: SocketAddr, stop: &std::sync::atomic::AtomicBool) -> std::io::Result<()> {
+    use tokio::io::AsyncWriteExt as _;
+    let mut stream = tokio::net::TcpStream::connect(addr).await?;
+    let head = format!(
+        "POST /v1/evaluate HTTP/1.1\r\nhost: {addr}\r\nauthorization: Bearer {FLOOD_TOKEN}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+        1 << 20
+    );
+    stream.write_all(head.as_bytes()).await?;
+    stream
+        .write_all(br#"{"tool_name":"bash","tool_input":{"pad":""#)
+        .await?;
+    stream.write_all(&vec![b'x'; 64 * 1024]).await?;
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        stream.write_all(b"x").await?;
+    }
+    Ok(())
+}
+
 /// `warden bench --scenario healthz-stuck`: `GET /healthz` on its own
 /// connection, on an idle daemon and while 8 connections keep calls running to
 /// their provider's timeout (the hostile test fixture looping for 100 ms), with

@@ -75,7 +75,9 @@ impl From<crate::workers::PoolError> for ApiError {
     fn from(err: crate::workers::PoolError) -> Self {
         use crate::workers::PoolError;
         match err {
-            PoolError::Full { .. } => ApiError::overloaded(err.to_string()),
+            PoolError::Full { .. } | PoolError::PrincipalFull { .. } => {
+                ApiError::overloaded(err.to_string())
+            }
             PoolError::Panicked => ApiError::internal("the request failed: a worker panicked"),
         }
     }

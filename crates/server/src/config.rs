@@ -17,6 +17,7 @@ pub use warden::config::{ConfigError, Limits, OnError};
 use crate::auth::TokenSpec;
 use crate::decision_log::DecisionLogConfig;
 use crate::limits::HttpLimits;
+use crate::proxies::TrustedProxies;
 
 /// The daemon's whole configuration: the library's, and the daemon's sections.
 /// It dereferences to the library's, which is what a call is judged with.
@@ -124,6 +125,10 @@ pub struct ServerConfig {
     /// links in notices and the console's cookies (`Secure` under https).
     #[serde(default)]
     pub public_url: Option<String>,
+    /// Proxies whose `X-Forwarded-For` names the client (addresses or
+    /// networks); none by default.
+    #[serde(default)]
+    pub trusted_proxies: TrustedProxies,
 }
 
 impl Default for ServerConfig {
@@ -134,6 +139,7 @@ impl Default for ServerConfig {
             tokens: Vec::new(),
             limits: HttpLimits::default(),
             public_url: None,
+            trusted_proxies: TrustedProxies::default(),
         }
     }
 }

@@ -20,6 +20,7 @@
 
 use std::collections::BTreeMap;
 use std::io;
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::Mutex;
@@ -30,6 +31,7 @@ use std::time::Duration;
 use arc_swap::ArcSwap;
 use axum::Router;
 use axum::body::Body;
+use axum::extract::ConnectInfo;
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -46,9 +48,14 @@ use crate::limits::HttpLimits;
 /// runtime's own.
 const RESERVED_FDS: u64 = 64;
 
-/// Each connection's read buffer, and so roughly the largest request head
-/// (hyper answers 431 to a head that does not fit).
-const READ_BUFFER_BYTES: usize = 64 * 1024;
+/// The largest request head (request line and headers) read; hyper answers
+/// 431 to a larger one, or to one of more than 100 header fields (its
+/// default), and closes the connection.
+pub const MAX_HEAD_BYTES: usize = 64 * 1024;
+
+/// Each connection's read buffer: room for the largest head and the start of
+/// its body, so that the head's own limit is the one a client meets.
+const READ_BUFFER_BYTES: usize = MAX_HEAD_BYTES + 16 * 1024;
 
 /// Raises the soft limit on open files to the hard limit, so that the
 /// connection cap is what the operator configured rather than a login
@@ -258,7 +265,7 @@ pub async fn serve(
         }
         tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => {
+                Ok((stream, peer)) => {
                     exhausted_reported = false;
                     // Answers are small and each is written at once: do not
                     // let Nagle's algorithm hold them back.
@@ -266,6 +273,7 @@ pub async fn serve(
                     let registered = connections.register();
                     tasks.spawn(connection(
                         stream,
+                        peer,
                         registered,
                         router.clone(),
                         limits.clone(),
@@ -332,6 +340,7 @@ fn out_of_files(err: &io::Error) -> bool {
 /// shutdown drops it.
 async fn connection(
     stream: TcpStream,
+    peer: SocketAddr,
     registered: Registered,
     router: Router,
     limits: Arc<ArcSwap<HttpLimits>>,
@@ -349,7 +358,10 @@ async fn connection(
         hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
             let answering = Answering::start(tracker.clone(), connections.clone());
             let limits = **limits.load();
-            let request = request.map(|body| Body::new(MinRateBody::new(body, &limits)));
+            let mut request = request.map(|body| Body::new(MinRateBody::new(body, &limits)));
+            // Where it came from, for admission (`X-Forwarded-For` is
+            // believed only from a trusted proxy).
+            request.extensions_mut().insert(ConnectInfo(peer));
             let mut router = router.clone();
             async move {
                 // The connection stays busy until the body is written, not just
@@ -368,7 +380,8 @@ async fn connection(
         })
     };
     let mut http = hyper::server::conn::http1::Builder::new();
-    http.max_buf_size(READ_BUFFER_BYTES);
+    http.max_buf_size(READ_BUFFER_BYTES)
+        .max_header_size(MAX_HEAD_BYTES);
     let served = http.serve_connection(io, service);
     tokio::pin!(served);
     let mut draining = *drain.borrow();

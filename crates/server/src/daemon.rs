@@ -11,6 +11,7 @@ use arc_swap::ArcSwap;
 use axum::http::HeaderMap;
 use tokio::sync::Semaphore;
 
+use crate::admission::{self, Shares};
 use crate::auth::{self, Access, Principal, Role, Tokens};
 use crate::body::ApiError;
 use crate::config::Config;
@@ -22,6 +23,8 @@ use crate::events::Events;
 use crate::limits::HttpLimits;
 use crate::metrics::{self, Metrics};
 use crate::notify;
+use crate::proxies::TrustedProxies;
+use crate::throttle::SignInThrottle;
 use crate::workers::{PoolError, WorkerPool};
 use warden::Warden;
 use warden_approval::{ApprovalGate, Durability, SqliteApprovalStore};
@@ -67,6 +70,7 @@ pub(crate) struct Applied {
 pub(crate) struct Settings {
     pub(crate) tokens: Tokens,
     pub(crate) limits: HttpLimits,
+    pub(crate) proxies: TrustedProxies,
     pub(crate) arguments: ArgumentPolicy,
     /// The webhooks of `hitl_approval.notify`, their secrets read.
     pub(crate) notify: Vec<notify::Target>,
@@ -87,6 +91,7 @@ impl Settings {
             notify,
             tokens,
             limits: config.server.limits,
+            proxies: config.server.trusted_proxies.clone(),
             arguments: ArgumentPolicy::new(&config.decision_log)?,
         })
     }
@@ -100,7 +105,7 @@ pub(crate) struct Fixed {
     pub(crate) decision_log: (bool, PathBuf, Fsync, u64),
     pub(crate) durability: Durability,
     pub(crate) data_dir: PathBuf,
-    pub(crate) limits: [(&'static str, u64); 5],
+    pub(crate) limits: [(&'static str, u64); 7],
     /// `server.public_url`, without a trailing slash.
     pub(crate) public_url: Option<String>,
 }
@@ -147,6 +152,16 @@ pub struct Daemon {
     pub(crate) workers: WorkerPool,
     /// Turns of the requests whose body is read and judged at once.
     pub(crate) bodies: Arc<Semaphore>,
+    /// How many there are (`max_concurrent_bodies` at start).
+    max_bodies: usize,
+    /// Each principal's share of those turns.
+    pub(crate) body_shares: Arc<Shares>,
+    /// Each principal's share of the judging pool's places.
+    pub(crate) queued: Arc<Shares>,
+    /// `server.trusted_proxies`: whose `X-Forwarded-For` is believed.
+    pub(crate) proxies: ArcSwap<TrustedProxies>,
+    /// Wrong credentials by source address.
+    pub(crate) throttle: SignInThrottle,
     pub(crate) connections: Arc<Connections>,
     /// Pauses made and resolved, for the console's event stream.
     pub(crate) events: Events,
@@ -217,6 +232,11 @@ impl Daemon {
             dispatch: options.dispatch,
             workers,
             bodies: Arc::new(Semaphore::new(limits.max_concurrent_bodies)),
+            max_bodies: limits.max_concurrent_bodies,
+            body_shares: Shares::new(limits.bodies_per_principal()),
+            queued: Shares::new(limits.queued_per_principal()),
+            proxies: ArcSwap::from_pointee(settings.proxies),
+            throttle: SignInThrottle::new(),
             connections,
             warden,
             gate,
@@ -311,15 +331,40 @@ impl Daemon {
     }
 
     /// Runs blocking work (the pipeline, the approval store) as the dispatch
-    /// says: on the judging pool unless measuring the alternatives.
+    /// says: on the judging pool unless measuring the alternatives. The
+    /// request's principal (see `admission`) may have at most
+    /// `max_queued_per_principal` jobs queued or running.
     pub(crate) async fn offload<T: Send + 'static>(
         self: &Arc<Self>,
         job: impl FnOnce(&Daemon) -> T + Send + 'static,
     ) -> Result<T, PoolError> {
+        let share = match admission::current() {
+            Some(who) => match self.queued.try_take(&who) {
+                Some(share) => Some(share),
+                None => {
+                    self.metrics.admission_refused("max_queued_per_principal");
+                    return Err(PoolError::PrincipalFull {
+                        principal: who.to_string(),
+                        cap: self.queued.cap(),
+                    });
+                }
+            },
+            None => None,
+        };
         match self.dispatch {
             Dispatch::Pool => {
                 let daemon = self.clone();
-                self.workers.run(move || job(&daemon)).await
+                let ran = self
+                    .workers
+                    .run(move || {
+                        let _share = share;
+                        job(&daemon)
+                    })
+                    .await;
+                if let Err(PoolError::Full { .. }) = ran {
+                    self.metrics.admission_refused("queue_depth");
+                }
+                ran
             }
             Dispatch::Inline => Ok(job(self)),
             Dispatch::BlockInPlace => Ok(tokio::task::block_in_place(|| job(self))),
@@ -332,13 +377,16 @@ impl Daemon {
         }
     }
 
-    /// How loaded the daemon is: connections, and calls waiting or being judged.
+    /// How loaded the daemon is: connections, body turns held, and calls
+    /// waiting or being judged.
     pub fn current_load(&self) -> metrics::Load {
         metrics::Load {
             connections: self.connections.open(),
             max_connections: self.connections.cap(),
             jobs: self.workers.busy(),
             workers: self.workers.workers(),
+            bodies: self.max_bodies - self.bodies.available_permits(),
+            max_bodies: self.max_bodies,
         }
     }
 }

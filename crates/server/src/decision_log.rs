@@ -7,18 +7,19 @@
 //! (`crate::redact`) that also cleans reason messages when they are made.
 //!
 //! With `fsync: interval` (the default) a call never waits for the disk: its
-//! line goes into a buffer, written out and synced by a background thread every
-//! `fsync_interval_ms` (20 by default) and at shutdown. With `fsync: always` the
-//! answer waits until its line is synced.
+//! line goes into a buffer, written out by a background thread every
+//! `fsync_interval_ms` (20 by default) and at shutdown, and synced by another
+//! right after (a slow disk delays the sync, never the next write). With
+//! `fsync: always` the answer waits until its line is synced.
 
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
 use serde::{Deserialize, Serialize};
@@ -535,25 +536,36 @@ pub fn new_decision_id() -> String {
 
 /// An append-only JSON-lines file. A line is copied into a buffer under a lock
 /// (no system call, no thread to wake, on the caller's path); a background
-/// thread writes the buffer out and syncs it to the disk, every
-/// `fsync_interval_ms` ([`Fsync::Interval`]) or as soon as a line is waiting
-/// ([`Fsync::Always`], where callers wait for [`JsonLines::synced`]: one
-/// write and one sync carry every line that arrived meanwhile).
-/// [`JsonLines::flush`] and dropping write everything out at once.
+/// thread writes the buffer out to the file every `fsync_interval_ms`
+/// ([`Fsync::Interval`]) or as soon as a line is waiting ([`Fsync::Always`],
+/// where callers wait for [`JsonLines::synced`]), and a second one syncs what
+/// was written to the disk: one sync carries every line written meanwhile, and
+/// a slow disk delays only the sync, never the next write, so that a kill of
+/// the process loses at most the lines of one interval. [`JsonLines::flush`]
+/// and dropping write and sync everything at once.
 pub struct JsonLines {
     path: PathBuf,
     shared: Arc<Shared>,
-    flusher: Mutex<Option<JoinHandle<()>>>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
 struct Shared {
     pending: Mutex<Pending>,
     /// A line is waiting (always), or the log is closing.
     woken: Condvar,
-    out: Mutex<Writer>,
+    file: File,
+    /// Held while a batch is written, so that batches reach the file in the
+    /// order they were taken.
+    out: Mutex<Failing>,
+    /// What the writer has written out, for the syncer.
+    written: Mutex<Written>,
+    /// The writer wrote a batch, or is closing.
+    wrote: Condvar,
     /// The number of the last line written and synced.
     synced: tokio::sync::watch::Sender<u64>,
     errors: AtomicU64,
+    /// Set while syncs fail, so that an outage is reported once.
+    sync_failing: AtomicBool,
     fsync: Fsync,
     interval: Duration,
     path: String,
@@ -567,10 +579,13 @@ struct Pending {
     stop: bool,
 }
 
-struct Writer {
-    file: File,
-    /// Set while writes fail, so that an outage is reported once.
-    failing: bool,
+/// Set while writes fail, so that an outage is reported once.
+struct Failing(bool);
+
+/// The lines written out (or tried), by number, and whether the writer is done.
+struct Written {
+    upto: u64,
+    stop: bool,
 }
 
 /// The default of `decision_log.fsync_interval_ms`.
@@ -608,27 +623,42 @@ impl JsonLines {
                 stop: false,
             }),
             woken: Condvar::new(),
-            out: Mutex::new(Writer {
-                file,
-                failing: false,
+            file,
+            out: Mutex::new(Failing(false)),
+            written: Mutex::new(Written {
+                upto: 0,
+                stop: false,
             }),
+            wrote: Condvar::new(),
             synced: tokio::sync::watch::Sender::new(0),
             errors: AtomicU64::new(0),
+            sync_failing: AtomicBool::new(false),
             fsync,
             interval,
             path: path.display().to_string(),
         });
-        let flusher = {
-            let shared = shared.clone();
-            std::thread::Builder::new()
-                .name("warden-log".into())
-                .spawn(move || shared.flush_in_background())
-                .map_err(open_error)?
-        };
+        let mut threads = Vec::with_capacity(2);
+        for (name, run) in [
+            ("warden-log", Shared::write_in_background as fn(&Shared)),
+            ("warden-log-sync", Shared::sync_in_background),
+        ] {
+            let own = shared.clone();
+            let thread = std::thread::Builder::new()
+                .name(name.into())
+                .spawn(move || run(&own));
+            match thread {
+                Ok(thread) => threads.push(thread),
+                Err(err) => {
+                    // Stop the one already started.
+                    JsonLines::stop(&shared, threads);
+                    return Err(open_error(err));
+                }
+            }
+        }
         Ok(JsonLines {
             path: path.to_path_buf(),
             shared,
-            flusher: Mutex::new(Some(flusher)),
+            threads: Mutex::new(threads),
         })
     }
 
@@ -665,11 +695,26 @@ impl JsonLines {
 
     /// Writes out and syncs every line appended so far.
     pub fn flush(&self) {
-        self.shared.write_out();
+        let upto = self.shared.write_out();
+        self.shared.sync(upto);
     }
 
     pub fn write_errors(&self) -> u64 {
         self.shared.errors.load(Ordering::Relaxed)
+    }
+
+    /// Tells the threads to write and sync what is left and stop, and waits
+    /// for them.
+    fn stop(shared: &Shared, threads: Vec<JoinHandle<()>>) {
+        shared.lock_pending().stop = true;
+        shared.woken.notify_all();
+        // The syncer stops once the writer has; if the writer never started,
+        // tell the syncer here.
+        shared.lock_written().stop = true;
+        shared.wrote.notify_all();
+        for thread in threads {
+            let _ = thread.join();
+        }
     }
 }
 
@@ -678,10 +723,13 @@ impl Shared {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Takes the waiting lines and writes and syncs them, in order: the
-    /// writer's lock is taken first, so that batches reach the file in the
-    /// order they were taken.
-    fn write_out(&self) {
+    fn lock_written(&self) -> std::sync::MutexGuard<'_, Written> {
+        self.written.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Takes the waiting lines and writes them out (to the operating
+    /// system, not yet the disk), in order; returns the number of the last.
+    fn write_out(&self) -> u64 {
         let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
         let (lines, upto) = {
             let mut pending = self.lock_pending();
@@ -689,23 +737,34 @@ impl Shared {
             (lines, pending.appended)
         };
         if !lines.is_empty() {
-            let written = out
-                .file
-                .write_all(&lines)
-                .and_then(|()| out.file.sync_data());
-            match written {
-                Ok(()) => out.failing = false,
+            match (&self.file).write_all(&lines) {
+                Ok(()) => out.0 = false,
                 Err(err) => {
                     self.errors.fetch_add(1, Ordering::Relaxed);
-                    if !out.failing {
+                    if !out.0 {
                         tracing::error!(path = %self.path, %err, "cannot write the log; records are being lost");
                     }
-                    out.failing = true;
+                    out.0 = true;
                 }
             }
         }
-        // Published after a failure too: a caller waits for the attempt, and
-        // a failed one is counted in `warden_decision_log_write_errors_total`.
+        upto
+    }
+
+    /// Syncs what was written to the disk and publishes that lines up to
+    /// `upto` are there, after a failure too: a caller waits for the
+    /// attempt, and a failed one is counted in
+    /// `warden_decision_log_write_errors_total`.
+    fn sync(&self, upto: u64) {
+        match self.file.sync_data() {
+            Ok(()) => self.sync_failing.store(false, Ordering::Relaxed),
+            Err(err) => {
+                self.errors.fetch_add(1, Ordering::Relaxed);
+                if !self.sync_failing.swap(true, Ordering::Relaxed) {
+                    tracing::error!(path = %self.path, %err, "cannot sync the log; records may be lost");
+                }
+            }
+        }
         self.synced.send_if_modified(|done| {
             let advanced = upto > *done;
             *done = (*done).max(upto);
@@ -713,7 +772,11 @@ impl Shared {
         });
     }
 
-    fn flush_in_background(&self) {
+    /// The writer: takes the lines on a fixed cadence (`interval`: the time a
+    /// write takes does not stretch it) or as soon as one waits (`always`),
+    /// writes them out and hands them to the syncer.
+    fn write_in_background(&self) {
+        let mut due = Instant::now() + self.interval;
         loop {
             let stop = {
                 let mut pending = self.lock_pending();
@@ -723,20 +786,50 @@ impl Shared {
                             pending = self.woken.wait(pending).unwrap_or_else(|e| e.into_inner());
                         }
                     }
-                    Fsync::Interval => {
-                        if !pending.stop {
-                            pending = self
-                                .woken
-                                .wait_timeout(pending, self.interval)
-                                .unwrap_or_else(|e| e.into_inner())
-                                .0;
+                    Fsync::Interval => loop {
+                        let now = Instant::now();
+                        if pending.stop || now >= due {
+                            break;
                         }
-                    }
+                        pending = self
+                            .woken
+                            .wait_timeout(pending, due - now)
+                            .unwrap_or_else(|e| e.into_inner())
+                            .0;
+                    },
                 }
                 pending.stop
             };
-            self.write_out();
+            let upto = self.write_out();
+            {
+                let mut written = self.lock_written();
+                written.upto = written.upto.max(upto);
+                written.stop |= stop;
+            }
+            self.wrote.notify_one();
             if stop {
+                return;
+            }
+            due = (due + self.interval).max(Instant::now());
+        }
+    }
+
+    /// The syncer: syncs whatever was written since its last sync.
+    fn sync_in_background(&self) {
+        let mut done = 0;
+        loop {
+            let (upto, stop) = {
+                let mut written = self.lock_written();
+                while written.upto <= done && !written.stop {
+                    written = self.wrote.wait(written).unwrap_or_else(|e| e.into_inner());
+                }
+                (written.upto, written.stop)
+            };
+            if upto > done {
+                self.sync(upto);
+                done = upto;
+            }
+            if stop && self.lock_written().upto <= done {
                 return;
             }
         }
@@ -745,16 +838,8 @@ impl Shared {
 
 impl Drop for JsonLines {
     fn drop(&mut self) {
-        self.shared.lock_pending().stop = true;
-        self.shared.woken.notify_all();
-        if let Some(flusher) = self
-            .flusher
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-        {
-            let _ = flusher.join();
-        }
+        let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
+        JsonLines::stop(&self.shared, threads);
         self.flush();
     }
 }

@@ -13,6 +13,7 @@
 //! # }
 //! ```
 
+mod admission;
 pub mod auth;
 mod body;
 pub mod config;
@@ -27,10 +28,12 @@ mod limits;
 pub mod metrics;
 pub mod notify;
 mod outcomes;
+pub mod proxies;
 mod refusal;
 mod reload;
 mod routes;
 mod server;
+mod throttle;
 mod watch;
 mod workers;
 

@@ -1,8 +1,9 @@
 //! The `server.limits:` block: what one request may send, how long a client may
 //! take over each part of it, how many connections and bodies the daemon holds
-//! at once, and the threads that judge calls. Every limit has a default that is
-//! safe against a client that never finishes, and a range that keeps the daemon
-//! useful.
+//! at once (and how many of them one principal may hold), the threads that
+//! judge calls, and how many wrong credentials an address may present. Every
+//! limit has a default that is safe against a client that never finishes, and
+//! a range that keeps the daemon useful.
 
 use std::time::Duration;
 
@@ -23,6 +24,10 @@ pub struct HttpLimits {
     /// for bodies stays under this times `max_body_bytes`. Others wait for a
     /// turn up to `body_read_timeout_ms`, then get 503 `overloaded`.
     pub max_concurrent_bodies: usize,
+    /// How many of those one principal (a token, or the source address of a
+    /// request without a valid one) may hold; its other requests wait for
+    /// one of its own turns. Above `max_concurrent_bodies`: all of them.
+    pub max_bodies_per_principal: usize,
     /// From the first byte of a request to the end of its headers.
     pub header_read_timeout_ms: u64,
     /// How long a connection may wait for its next request.
@@ -42,9 +47,18 @@ pub struct HttpLimits {
     /// Calls that may wait for a worker; past it a call is denied at once with
     /// `warden.overloaded`.
     pub queue_depth: usize,
+    /// Calls of one principal that may be queued or judged at once; past it
+    /// its call is denied at once with `warden.overloaded`. Above `workers +
+    /// queue_depth`: all of them.
+    pub max_queued_per_principal: usize,
     /// How long a write to the approval store waits for another process's
     /// transaction before it fails (closed).
     pub store_busy_timeout_ms: u64,
+    /// Wrong credentials (bearer tokens, console sign-ins) one source address
+    /// may present in a row before it is refused 429.
+    pub auth_failures_burst: u32,
+    /// Wrong credentials an address may present a minute past the burst.
+    pub auth_failures_per_minute: u32,
 }
 
 impl Default for HttpLimits {
@@ -54,6 +68,7 @@ impl Default for HttpLimits {
             max_json_depth: warden_types::request::MAX_INPUT_DEPTH,
             max_connections: 1024,
             max_concurrent_bodies: 32,
+            max_bodies_per_principal: 16,
             header_read_timeout_ms: 10_000,
             idle_timeout_ms: 30_000,
             body_read_timeout_ms: 10_000,
@@ -61,7 +76,10 @@ impl Default for HttpLimits {
             shutdown_timeout_ms: 10_000,
             workers: 0,
             queue_depth: 256,
+            max_queued_per_principal: 64,
             store_busy_timeout_ms: 250,
+            auth_failures_burst: 10,
+            auth_failures_per_minute: 10,
         }
     }
 }
@@ -88,6 +106,12 @@ impl HttpLimits {
             1 << 16,
         )?;
         range(
+            "max_bodies_per_principal",
+            self.max_bodies_per_principal as u64,
+            1,
+            1 << 16,
+        )?;
+        range(
             "header_read_timeout_ms",
             self.header_read_timeout_ms,
             100,
@@ -110,10 +134,28 @@ impl HttpLimits {
         range("workers", self.workers as u64, 0, 1024)?;
         range("queue_depth", self.queue_depth as u64, 1, 1 << 20)?;
         range(
+            "max_queued_per_principal",
+            self.max_queued_per_principal as u64,
+            1,
+            1 << 20,
+        )?;
+        range(
             "store_busy_timeout_ms",
             self.store_busy_timeout_ms,
             1,
             60_000,
+        )?;
+        range(
+            "auth_failures_burst",
+            self.auth_failures_burst.into(),
+            1,
+            100_000,
+        )?;
+        range(
+            "auth_failures_per_minute",
+            self.auth_failures_per_minute.into(),
+            1,
+            1_000_000,
         )?;
         Ok(())
     }
@@ -146,13 +188,43 @@ impl HttpLimits {
         }
     }
 
+    /// The body turns one principal may hold: `max_bodies_per_principal`,
+    /// at most all of them.
+    pub fn bodies_per_principal(&self) -> usize {
+        self.max_bodies_per_principal
+            .min(self.max_concurrent_bodies)
+    }
+
+    /// The calls one principal may have queued or judged:
+    /// `max_queued_per_principal`, at most all the pool admits.
+    pub fn queued_per_principal(&self) -> usize {
+        self.max_queued_per_principal
+            .min(self.worker_count() + self.queue_depth)
+    }
+
+    /// How many wrong credentials an address may present.
+    pub(crate) fn auth_quota(&self) -> crate::throttle::Quota {
+        crate::throttle::Quota {
+            burst: self.auth_failures_burst,
+            per_minute: self.auth_failures_per_minute,
+        }
+    }
+
     /// The limits only a restart applies, by key, for a reload's warnings.
-    pub(super) fn fixed_at_start(&self) -> [(&'static str, u64); 5] {
+    pub(super) fn fixed_at_start(&self) -> [(&'static str, u64); 7] {
         [
             ("max_connections", self.max_connections as u64),
             ("max_concurrent_bodies", self.max_concurrent_bodies as u64),
+            (
+                "max_bodies_per_principal",
+                self.max_bodies_per_principal as u64,
+            ),
             ("workers", self.workers as u64),
             ("queue_depth", self.queue_depth as u64),
+            (
+                "max_queued_per_principal",
+                self.max_queued_per_principal as u64,
+            ),
             ("store_busy_timeout_ms", self.store_busy_timeout_ms),
         ]
     }
@@ -165,6 +237,20 @@ mod tests {
     #[test]
     fn the_defaults_are_in_range() {
         HttpLimits::default().check().unwrap();
+    }
+
+    #[test]
+    fn a_principal_share_above_the_whole_is_the_whole() {
+        let limits = HttpLimits {
+            max_concurrent_bodies: 4,
+            workers: 1,
+            queue_depth: 2,
+            ..HttpLimits::default()
+        };
+        assert_eq!(limits.bodies_per_principal(), 4);
+        assert_eq!(limits.queued_per_principal(), 3);
+        let defaults = HttpLimits::default();
+        assert_eq!(defaults.bodies_per_principal(), 16);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The daemon's metrics, served at `/metrics` in the Prometheus text format:
 //! decisions by verdict, deciding stage and reason code; latency histograms;
-//! provider failures by detail code; pool usage; reloads and swaps.
+//! provider failures by detail code; pool usage; reloads and swaps; load,
+//! admission refusals and wrong credentials.
 
 use std::collections::HashSet;
 use std::sync::RwLock;
@@ -38,6 +39,9 @@ pub struct Metrics {
     last_reload_success: IntGauge,
     log_write_errors: IntCounter,
     load: IntGaugeVec,
+    auth_failures: IntCounterVec,
+    auth_throttled: IntCounterVec,
+    admission_refused: IntCounterVec,
     notify: super::notify::Counters,
     known_codes: RwLock<HashSet<String>>,
 }
@@ -50,6 +54,9 @@ pub struct Load {
     /// Calls queued for a judging thread or being judged.
     pub jobs: usize,
     pub workers: usize,
+    /// Body turns held (requests whose body is read or judged).
+    pub bodies: usize,
+    pub max_bodies: usize,
 }
 
 /// 10 µs to ~5 s, doubling.
@@ -228,6 +235,24 @@ impl Metrics {
                 "Open connections and their cap, and calls queued or being judged and the judging threads.",
                 &["what"],
             ),
+            auth_failures: counter(
+                &registry,
+                "warden_auth_failures_total",
+                "Wrong credentials presented (bearer tokens, console sign-ins), by credential.",
+                &["credential"],
+            ),
+            auth_throttled: counter(
+                &registry,
+                "warden_auth_throttled_total",
+                "Requests refused 429 because their source address presented too many wrong credentials, by credential.",
+                &["credential"],
+            ),
+            admission_refused: counter(
+                &registry,
+                "warden_admission_refused_total",
+                "Requests refused (503) or calls denied (warden.overloaded) for want of room, by the limit reached.",
+                &["limit"],
+            ),
             known_codes: RwLock::new(HashSet::new()),
             registry,
         }
@@ -299,6 +324,21 @@ impl Metrics {
             .observe(took.as_secs_f64());
     }
 
+    /// A wrong credential of the kind `credential` (`bearer`, `console`).
+    pub fn auth_failed(&self, credential: &str) {
+        self.auth_failures.with_label_values(&[credential]).inc();
+    }
+
+    /// A request refused 429 for its address's wrong credentials.
+    pub fn auth_throttled(&self, credential: &str) {
+        self.auth_throttled.with_label_values(&[credential]).inc();
+    }
+
+    /// A request or call refused for want of room under `limit`.
+    pub fn admission_refused(&self, limit: &str) {
+        self.admission_refused.with_label_values(&[limit]).inc();
+    }
+
     /// A provider set went live (at start or by a swap).
     pub fn swapped(&self, trigger: Option<&str>, generation: u64) {
         if let Some(trigger) = trigger {
@@ -324,6 +364,8 @@ impl Metrics {
             ("max_connections", load.max_connections),
             ("jobs", load.jobs),
             ("workers", load.workers),
+            ("bodies", load.bodies),
+            ("max_bodies", load.max_bodies),
         ] {
             self.load.with_label_values(&[what]).set(value as i64);
         }
@@ -389,6 +431,7 @@ fn status_label(status: u16) -> &'static str {
         413 => "413",
         415 => "415",
         422 => "422",
+        429 => "429",
         500 => "500",
         503 => "503",
         s if s < 300 => "2xx",

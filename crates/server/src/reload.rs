@@ -214,6 +214,7 @@ impl Daemon {
         let previous = self.warden.registry().swap(snapshot);
         self.tokens.store(settings.tokens.into());
         self.limits.store(settings.limits.into());
+        self.proxies.store(settings.proxies.into());
         self.decisions.set_policy(settings.arguments);
         self.notifier.set(settings.notify);
         applied.config_sha256 = digest.clone();

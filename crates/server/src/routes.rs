@@ -9,7 +9,7 @@ use std::time::{Instant, SystemTime};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{MatchedPath, Path, RawQuery, Request, State};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get, post};
@@ -21,7 +21,6 @@ use crate::daemon::Daemon;
 use crate::outcomes::requester;
 use crate::refusal::{self, OVERLOADED, STORE_UNAVAILABLE};
 use crate::reload::Trigger;
-use crate::workers::PoolError;
 use serde_json::json;
 use warden::{self as pipeline, Evaluation};
 use warden_approval::validate::check_id;
@@ -160,7 +159,7 @@ pub(super) fn router(daemon: Arc<Daemon>) -> Router {
         .merge(super::console::routes())
         .route_layer(axum::middleware::from_fn_with_state(
             daemon.clone(),
-            take_turn,
+            crate::admission::admit,
         ))
         .route_layer(axum::middleware::from_fn_with_state(
             daemon.clone(),
@@ -186,34 +185,6 @@ async fn observe(
         started.elapsed(),
     );
     response
-}
-
-/// A request with a body waits for one of `server.limits.max_concurrent_bodies`
-/// turns, held until it is answered, so that the memory bodies take stays
-/// bounded however many clients send them; 503 `overloaded` if none comes
-/// within `body_read_timeout_ms`.
-async fn take_turn(State(daemon): State<Arc<Daemon>>, request: Request, next: Next) -> Response {
-    if request.method() != Method::POST {
-        return next.run(request).await;
-    }
-    let limits = daemon.limits();
-    let turn = tokio::time::timeout(
-        limits.body_read_timeout(),
-        daemon.bodies.clone().acquire_owned(),
-    )
-    .await;
-    match turn {
-        Ok(Ok(turn)) => {
-            let response = next.run(request).await;
-            drop(turn);
-            response
-        }
-        _ => ApiError::overloaded(format!(
-            "{} requests are being read or judged (server.limits.max_concurrent_bodies); try again",
-            limits.max_concurrent_bodies
-        ))
-        .into_response(),
-    }
 }
 
 /// What a route answers when the judging pool refused its work.
@@ -264,7 +235,7 @@ async fn evaluate(
     };
     let evaluation = match judged {
         Ok(judged) => judged?,
-        Err(err @ PoolError::Full { .. }) => {
+        Err(err) if err.is_overload() => {
             let generation = daemon.warden.snapshot().providers.generation();
             refusal::evaluation(&call, caller, generation, OVERLOADED, &err.to_string())
                 .map_err(request_error)?
@@ -429,7 +400,7 @@ async fn tool_calls(
             };
             match submitted {
                 Ok(outcome) => outcome?,
-                Err(err @ PoolError::Full { .. }) => {
+                Err(err) if err.is_overload() => {
                     let response = ModelResponse::from_json(&bytes)?;
                     let generation = daemon.warden.snapshot().providers.generation();
                     refusal::gate_outcome(

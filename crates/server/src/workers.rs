@@ -33,8 +33,22 @@ pub enum PoolError {
         "the daemon is overloaded: its {workers} workers are busy and {depth} calls are waiting (server.limits.workers, queue_depth)"
     )]
     Full { workers: usize, depth: usize },
+    #[error(
+        "the daemon is overloaded by {principal}: {cap} of its calls are queued or being judged (server.limits.max_queued_per_principal)"
+    )]
+    PrincipalFull { principal: String, cap: usize },
     #[error("the job panicked")]
     Panicked,
+}
+
+impl PoolError {
+    /// Refused for want of room (the call may be retried), not lost.
+    pub fn is_overload(&self) -> bool {
+        matches!(
+            self,
+            PoolError::Full { .. } | PoolError::PrincipalFull { .. }
+        )
+    }
 }
 
 impl WorkerPool {

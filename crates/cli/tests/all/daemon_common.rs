@@ -58,6 +58,24 @@ pub fn allowlist(name: &str, allowed: &[&str], denied: &[&str]) -> String {
     )
 }
 
+/// The head of a `POST /v1/evaluate` with `token`, announcing a body of
+/// `length` bytes: for a client that sends its body slowly, or never.
+pub fn evaluate_head(token: &str, length: usize) -> String {
+    format!(
+        "POST /v1/evaluate HTTP/1.1\r\nhost: warden\r\nauthorization: Bearer {token}\r\ncontent-type: application/json\r\ncontent-length: {length}\r\n\r\n"
+    )
+}
+
+/// A daemon whose one provider (the hostile fixture) loops until its
+/// `timeout_ms`; `limits` is appended to the `server:` block.
+pub fn stuck_daemon(timeout_ms: u64, limits: &str) -> Daemon {
+    Daemon::start(&format!(
+        "guardrails:\n  providers:\n    - name: stuck\n      wasm: {}\n      config: {{behaviour: infinite_loop}}\n      limits: {{timeout_ms: {timeout_ms}, fuel: 1125899906842624, pool_size: 8}}\n{}{limits}",
+        crate::common::guest("hostile").display(),
+        server_block(false)
+    ))
+}
+
 pub struct Daemon {
     child: Child,
     pub url: String,
@@ -294,6 +312,30 @@ impl Daemon {
         panic!(
             "the provider set was not swapped (still generation {old})\n{}",
             self.stderr()
+        );
+    }
+
+    /// A value of `warden_daemon_load` (`connections`, `jobs`, `bodies`, ...).
+    pub async fn load(&self, what: &str) -> Option<u64> {
+        let prefix = format!("warden_daemon_load{{what=\"{what}\"}} ");
+        self.metrics()
+            .await
+            .lines()
+            .find_map(|l| l.strip_prefix(&prefix).and_then(|v| v.trim().parse().ok()))
+    }
+
+    /// Waits (a bounded number of times) until `warden_daemon_load{what}`
+    /// is at least `at_least`.
+    pub async fn wait_for_load(&self, what: &str, at_least: u64) {
+        for _ in 0..1000 {
+            if self.load(what).await.is_some_and(|n| n >= at_least) {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        panic!(
+            "warden_daemon_load{{what=\"{what}\"}} never reached {at_least} (it is {:?})",
+            self.load(what).await
         );
     }
 

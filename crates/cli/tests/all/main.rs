@@ -7,6 +7,7 @@ mod common {
 }
 pub mod daemon_common;
 
+mod admission;
 mod approval_answers;
 mod approval_cli;
 mod approval_idempotency;
@@ -26,4 +27,5 @@ mod redaction;
 mod signing;
 mod soak;
 mod surfaces;
+mod throttle;
 mod trust;

@@ -35,6 +35,17 @@ const SCRIPT: &str = include_str!("assets/console.js");
 const LOGIN_SCRIPT: &str = include_str!("assets/login.js");
 const STYLE: &str = include_str!("assets/console.css");
 
+/// Where a person signs in with a token (`POST`): the console's one route
+/// that takes a credential, throttled like a bearer token.
+pub const SIGN_IN_PATH: &str = "/console/login";
+
+/// The name of the token the request's console session signed in with, if
+/// it has a live one.
+pub(crate) fn session_token_name(daemon: &Daemon, headers: &HeaderMap) -> Option<Arc<str>> {
+    let id = session::cookie(headers, SESSION_COOKIE)?;
+    Some(daemon.sessions.get(id)?.name)
+}
+
 /// The console's routes, merged into the daemon's router.
 pub fn routes() -> Router<Arc<Daemon>> {
     Router::new()
@@ -42,7 +53,7 @@ pub fn routes() -> Router<Arc<Daemon>> {
         .route("/console/", get(page))
         .route("/console/approvals/{approval_id}", get(page))
         .route("/console/history", get(page))
-        .route("/console/login", get(login_page).post(login))
+        .route(SIGN_IN_PATH, get(login_page).post(login))
         .route("/console/logout", post(logout))
         .route("/console/assets/console.js", get(script))
         .route("/console/assets/login.js", get(login_script))
@@ -167,11 +178,14 @@ async fn login(
     let request: LoginRequest = serde_json::from_slice(&bytes)
         .map_err(|_| ApiError::bad_request("the body must be {\"token\": \"<approver token>\"}"))?;
     let presented = request.token.trim();
-    let who = daemon
-        .tokens
-        .load()
-        .authenticate(presented)
-        .ok_or_else(|| ApiError::unauthorized("the token is not valid"))?;
+    let Some(who) = daemon.tokens.load().authenticate(presented) else {
+        // Counted against the source address by admission.
+        let mut refused = ApiError::unauthorized("the token is not valid").into_response();
+        refused
+            .extensions_mut()
+            .insert(crate::admission::CredentialRefused);
+        return Ok(refused);
+    };
     signin::may_sign_in(&daemon, &who)?;
     let (id, session) = daemon
         .sessions

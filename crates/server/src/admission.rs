@@ -1,0 +1,391 @@
+//! Admission: what a routed request passes before its handler runs, and how
+//! much of the daemon one principal may hold. [`admit`], in order:
+//!
+//! 1. finds the request's source address ([`crate::proxies`]);
+//! 2. refuses with 429 a request that presents a credential (a bearer token on
+//!    a route that needs one, a console sign-in) from an address past its
+//!    allowance of wrong ones, before the credential is looked at
+//!    ([`crate::throttle`]); a wrong bearer token is counted against the
+//!    address and logged, and its handler refuses it as before;
+//! 3. names the principal the request counts against: its token (a valid
+//!    bearer token on a route that needs one, or the token a console session
+//!    signed in with), else its source address;
+//! 4. gives a request with a body a turn of its principal's share
+//!    (`server.limits.max_bodies_per_principal`), then one of the daemon's
+//!    (`max_concurrent_bodies`), both held until it is answered, so that one
+//!    token's slow bodies wait among themselves, not in front of everyone;
+//! 5. keeps the principal with the request (a task-local), where the judging
+//!    pool reads it to cap the calls each principal has queued or being
+//!    judged (`max_queued_per_principal`, in `Daemon::offload`).
+//!
+//! Agents that share a token share its shares.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::extract::{ConnectInfo, MatchedPath, Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use crate::auth;
+use crate::body::ApiError;
+use crate::daemon::Daemon;
+use crate::limits::HttpLimits;
+
+/// What a request's share of the daemon is counted against.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Who {
+    /// A configured token, by name: every agent holding it.
+    Token(Arc<str>),
+    /// A request without a valid credential, by source address.
+    Client(IpAddr),
+}
+
+impl fmt::Display for Who {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Who::Token(name) => write!(f, "the token '{name}'"),
+            Who::Client(address) => write!(f, "the client {address}"),
+        }
+    }
+}
+
+tokio::task_local! {
+    /// The principal of the request being answered.
+    static PRINCIPAL: Who;
+}
+
+/// The principal of the request this task answers, if it passed [`admit`].
+pub(crate) fn current() -> Option<Who> {
+    PRINCIPAL.try_with(Clone::clone).ok()
+}
+
+/// A credential a request presents.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Credential {
+    /// `Authorization: Bearer` on a route that needs a token.
+    Bearer,
+    /// The token of a console sign-in.
+    Console,
+}
+
+impl Credential {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Credential::Bearer => "bearer",
+            Credential::Console => "console",
+        }
+    }
+}
+
+/// Put on an answer that refused a credential its handler checked (a console
+/// sign-in), so that [`admit`] counts it against the source address.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CredentialRefused;
+
+/// See the module's documentation.
+pub(crate) async fn admit(
+    State(daemon): State<Arc<Daemon>>,
+    matched: Option<MatchedPath>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let peer = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |c| c.0.ip());
+    let source = daemon.proxies.load().client(peer, request.headers());
+    let route = matched.as_ref().map_or("", MatchedPath::as_str);
+    let credential = credential_of(route, &request);
+    let limits = daemon.limits();
+    if let Some(credential) = credential
+        && let Err(wait) = daemon
+            .throttle
+            .check(source, limits.auth_quota(), Instant::now())
+    {
+        daemon.metrics.auth_throttled(credential.as_str());
+        return throttled(wait, &limits);
+    }
+    let who = match credential {
+        Some(Credential::Bearer) => match bearer_token_name(&daemon, &request) {
+            Some(name) => Who::Token(name),
+            None => {
+                refused(&daemon, source, Credential::Bearer, route, &limits);
+                Who::Client(source)
+            }
+        },
+        _ => crate::console::session_token_name(&daemon, request.headers())
+            .map_or(Who::Client(source), Who::Token),
+    };
+    let has_body = request.method() == Method::POST;
+    let response = PRINCIPAL
+        .scope(who.clone(), async {
+            if !has_body {
+                return next.run(request).await;
+            }
+            match take_turns(&daemon, &who, &limits).await {
+                Ok(turns) => {
+                    let response = next.run(request).await;
+                    drop(turns);
+                    response
+                }
+                Err(overloaded) => overloaded.into_response(),
+            }
+        })
+        .await;
+    if response.extensions().get::<CredentialRefused>().is_some() {
+        refused(&daemon, source, Credential::Console, route, &limits);
+    }
+    response
+}
+
+/// The credential a request presents, if any: a bearer token on a route that
+/// needs one (open routes ignore the header), or a console sign-in.
+fn credential_of(route: &str, request: &Request) -> Option<Credential> {
+    let method = request.method();
+    if method == Method::POST && route == crate::console::SIGN_IN_PATH {
+        return Some(Credential::Console);
+    }
+    let needs_token = crate::routes::ROUTES
+        .iter()
+        .any(|r| r.access.is_some() && r.path == route && r.method == method.as_str());
+    (needs_token && request.headers().contains_key(header::AUTHORIZATION))
+        .then_some(Credential::Bearer)
+}
+
+/// The name of the configured token of a request's `Authorization: Bearer`
+/// header; `None` for a token that is not configured, or a header that is not
+/// `Bearer <token>`.
+fn bearer_token_name(daemon: &Daemon, request: &Request) -> Option<Arc<str>> {
+    let header = request
+        .headers()
+        .get(header::AUTHORIZATION)?
+        .to_str()
+        .ok()?;
+    let token = auth::bearer(header)?;
+    Some(daemon.tokens.load().authenticate(token)?.name)
+}
+
+/// Counts a wrong credential against its source address and logs it (never
+/// the credential itself).
+fn refused(
+    daemon: &Daemon,
+    source: IpAddr,
+    credential: Credential,
+    route: &str,
+    limits: &HttpLimits,
+) {
+    daemon.metrics.auth_failed(credential.as_str());
+    tracing::warn!(
+        client = %source,
+        credential = credential.as_str(),
+        route,
+        "a credential that is not a configured token was refused"
+    );
+    if let Some(wait) = daemon
+        .throttle
+        .failed(source, limits.auth_quota(), Instant::now())
+    {
+        tracing::warn!(
+            client = %source,
+            retry_after_s = seconds(wait),
+            "too many wrong credentials from this address: its credentials are refused (429) until it may try again"
+        );
+    }
+}
+
+/// A wait in whole seconds, at least one, as `Retry-After` gives it.
+fn seconds(wait: Duration) -> u64 {
+    (wait.as_secs_f64().ceil() as u64).max(1)
+}
+
+/// 429 `throttled`, with when to try again.
+fn throttled(wait: Duration, limits: &HttpLimits) -> Response {
+    let seconds = seconds(wait);
+    let mut response = ApiError::new(
+        StatusCode::TOO_MANY_REQUESTS,
+        "throttled",
+        format!(
+            "too many wrong credentials from this address: {} in a row, then {} a minute (server.limits.auth_failures_burst, auth_failures_per_minute); try again in {seconds} s",
+            limits.auth_failures_burst, limits.auth_failures_per_minute
+        ),
+    )
+    .into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    // The body, if any, was not read.
+    headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
+}
+
+/// A turn of the principal's share and one of the daemon's, within
+/// `body_read_timeout_ms` for both; 503 `overloaded` naming the limit if not.
+async fn take_turns(
+    daemon: &Daemon,
+    who: &Who,
+    limits: &HttpLimits,
+) -> Result<(Share, OwnedSemaphorePermit), ApiError> {
+    let deadline = tokio::time::Instant::now() + limits.body_read_timeout();
+    let Ok(share) = tokio::time::timeout_at(deadline, daemon.body_shares.wait(who)).await else {
+        daemon.metrics.admission_refused("max_bodies_per_principal");
+        return Err(ApiError::overloaded(format!(
+            "{} requests of {who} are being read or judged (server.limits.max_bodies_per_principal); try again",
+            daemon.body_shares.cap()
+        )));
+    };
+    match tokio::time::timeout_at(deadline, daemon.bodies.clone().acquire_owned()).await {
+        Ok(Ok(turn)) => Ok((share, turn)),
+        _ => {
+            daemon.metrics.admission_refused("max_concurrent_bodies");
+            Err(ApiError::overloaded(format!(
+                "{} requests are being read or judged (server.limits.max_concurrent_bodies); try again",
+                limits.max_concurrent_bodies
+            )))
+        }
+    }
+}
+
+/// Every principal's share of something the daemon has a fixed number of
+/// (body turns, places in the judging queue): at most `cap` each. A
+/// principal's entry lives only while one of its requests holds or waits for
+/// a place, so the table stays as small as the requests in flight.
+pub(crate) struct Shares {
+    cap: usize,
+    open: Mutex<HashMap<Who, Entry>>,
+}
+
+struct Entry {
+    places: Arc<Semaphore>,
+    /// Shares holding or waiting for a place.
+    users: usize,
+}
+
+/// One principal's place (or its wait for one), given back when dropped.
+pub(crate) struct Share {
+    shares: Arc<Shares>,
+    who: Who,
+    permit: Option<OwnedSemaphorePermit>,
+}
+
+impl Shares {
+    pub(crate) fn new(cap: usize) -> Arc<Shares> {
+        Arc::new(Shares {
+            cap,
+            open: Mutex::new(HashMap::new()),
+        })
+    }
+
+    pub(crate) fn cap(&self) -> usize {
+        self.cap
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Who, Entry>> {
+        self.open.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A share of `who`'s places, not yet holding one.
+    fn join(self: &Arc<Self>, who: &Who) -> (Share, Arc<Semaphore>) {
+        let mut open = self.lock();
+        let entry = open.entry(who.clone()).or_insert_with(|| Entry {
+            places: Arc::new(Semaphore::new(self.cap)),
+            users: 0,
+        });
+        entry.users += 1;
+        let places = entry.places.clone();
+        let share = Share {
+            shares: self.clone(),
+            who: who.clone(),
+            permit: None,
+        };
+        (share, places)
+    }
+
+    /// Waits for one of `who`'s places (first come, first served).
+    pub(crate) async fn wait(self: &Arc<Self>, who: &Who) -> Share {
+        let (mut share, places) = self.join(who);
+        share.permit = Some(places.acquire_owned().await.expect("never closed"));
+        share
+    }
+
+    /// One of `who`'s places if one is free now.
+    pub(crate) fn try_take(self: &Arc<Self>, who: &Who) -> Option<Share> {
+        let (mut share, places) = self.join(who);
+        share.permit = Some(places.try_acquire_owned().ok()?);
+        Some(share)
+    }
+
+    /// Principals holding or waiting for a place.
+    #[cfg(test)]
+    fn principals(&self) -> usize {
+        self.lock().len()
+    }
+}
+
+impl Drop for Share {
+    fn drop(&mut self) {
+        self.permit.take();
+        let mut open = self.shares.lock();
+        if let Some(entry) = open.get_mut(&self.who) {
+            entry.users -= 1;
+            if entry.users == 0 {
+                open.remove(&self.who);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn token(name: &str) -> Who {
+        Who::Token(name.into())
+    }
+
+    #[tokio::test]
+    async fn a_principal_holds_at_most_its_cap_and_another_is_not_held_back() {
+        let shares = Shares::new(2);
+        let held = [
+            shares.try_take(&token("a")).unwrap(),
+            shares.try_take(&token("a")).unwrap(),
+        ];
+        assert!(shares.try_take(&token("a")).is_none());
+        assert!(shares.try_take(&token("b")).is_some());
+        drop(held);
+        assert!(shares.try_take(&token("a")).is_some());
+    }
+
+    #[tokio::test]
+    async fn a_waiter_gets_the_place_given_back() {
+        let shares = Shares::new(1);
+        let held = shares.try_take(&token("a")).unwrap();
+        let waiter = {
+            let shares = shares.clone();
+            tokio::spawn(async move { shares.wait(&token("a")).await })
+        };
+        tokio::task::yield_now().await;
+        assert!(!waiter.is_finished());
+        drop(held);
+        let share = waiter.await.unwrap();
+        assert!(share.permit.is_some());
+    }
+
+    #[tokio::test]
+    async fn a_principal_is_forgotten_once_no_request_holds_or_waits() {
+        let shares = Shares::new(1);
+        let held = shares.try_take(&token("a")).unwrap();
+        // A wait given up (a timeout) leaves nothing behind.
+        let gave_up =
+            tokio::time::timeout(Duration::from_millis(10), shares.wait(&token("a"))).await;
+        assert!(gave_up.is_err());
+        assert!(shares.try_take(&token("a")).is_none());
+        assert_eq!(shares.principals(), 1);
+        drop(held);
+        assert_eq!(shares.principals(), 0);
+    }
+}
