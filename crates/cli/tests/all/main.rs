@@ -20,6 +20,7 @@ mod daemon_approval;
 mod hardening;
 mod hook;
 mod hot_swap;
+mod input_files;
 mod intake;
 mod notify;
 mod redaction;
