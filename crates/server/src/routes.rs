@@ -573,7 +573,7 @@ impl Answerer {
         Reviewer::authorize(
             &self.token.name,
             self.token.role.as_str(),
-            self.authority,
+            &self.authority,
             claimed,
         )
     }

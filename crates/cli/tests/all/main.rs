@@ -24,6 +24,7 @@ mod input_files;
 mod intake;
 mod notify;
 mod redaction;
+mod relay_reviewers;
 mod signing;
 mod soak;
 mod surfaces;
