@@ -7,6 +7,7 @@
 use std::collections::HashSet;
 
 use warden_analysis::{path, shell};
+use warden_policy::redact::Redactor;
 
 use super::wire::{AiMessage, Asserts, Caller, ToolCall, admit, parse_model_response};
 
@@ -104,4 +105,15 @@ pub fn model_response(data: &[u8]) {
         let left = cleaned.surface_mismatches(&HashSet::new());
         assert!(left.is_empty(), "disagreeing after an edit: {left:?}");
     }
+}
+
+/// The redactor, on whatever text a model wrote (a command, an id, a tool
+/// name): no panic, and redacting twice changes nothing more.
+pub fn redact(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let redactor = Redactor::builtin();
+    let once = redactor.redact(text);
+    assert_eq!(redactor.redact(&once), once, "redact({text:?})");
 }

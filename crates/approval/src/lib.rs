@@ -48,7 +48,7 @@ pub use outcome::{
     RunState,
 };
 pub use resume::{RejectAll, RequestDecision, ResumeRequest};
-pub use reviewer::{Authority, Reviewer};
+pub use reviewer::{Authority, RelayNames, Reviewer};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteApprovalStore;
 pub use store::{

@@ -653,7 +653,7 @@ struct Rejudge {
     snapshot: std::sync::Arc<warden::Snapshot>,
     context: CallContext,
     caller: warden_types::Caller,
-    /// Who answered, for the reasons: "alice, relayed by gateway".
+    /// Who answered, for the reasons: `alice`, or `"bob", relayed by gateway`.
     reviewer: String,
     grants: Vec<Grant>,
 }

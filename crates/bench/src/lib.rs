@@ -133,6 +133,11 @@ pub const SCENARIOS: &[Scenario] = &[
         about: "native shell analysis (parse and flatten) of a typical and of a nested command line",
         run: shell_analysis,
     },
+    Scenario {
+        name: "redact",
+        about: "the redactor on what it cleans on every call: reasons without a secret (short, quoting a command, 500 characters), an id, and reasons holding a token",
+        run: redact,
+    },
 ];
 
 /// Runs the scenarios named in `wanted` (every one when it is empty) and
@@ -251,6 +256,53 @@ fn shell_analysis(calls: usize) -> anyhow::Result<Vec<Measurement>> {
             analyse(NESTED_COMMAND, 5)
         }),
     ])
+}
+
+/// The redactor (`warden_policy::redact`) on the text it cleans on every call:
+/// reason messages when they are made, and the ids of every decision-log line.
+fn redact(calls: usize) -> anyhow::Result<Vec<Measurement>> {
+    use warden_policy::redact::{REDACTED, Redactor};
+    let redactor = Redactor::builtin();
+    let long: String = format!(
+        "the command '{}' is not in allowed_commands",
+        "git log --oneline --graph --decorate ".repeat(14)
+    )
+    .chars()
+    .take(500)
+    .collect();
+    let cases: [(&str, &str, bool); 6] = [
+        (
+            "redact, short reason, no secret",
+            "tool 'delete_database' not in allowlist",
+            false,
+        ),
+        (
+            "redact, reason quoting a command, no secret",
+            "'curl -s https://api.example.com/v1/items?limit=10' is not in allowed_commands",
+            false,
+        ),
+        ("redact, 500-character reason, no secret", &long, false),
+        ("redact, an id", "thread-7f3a9c2e-1b4d-4e8a", false),
+        (
+            "redact, reason with a bearer token",
+            "'curl -H Authorization: Bearer s3cr3t-t0ken-value https://x' is not in allowed_commands",
+            true,
+        ),
+        (
+            "redact, reason with a token joined by _",
+            "tool 'curl_ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8' not in allowlist",
+            true,
+        ),
+    ];
+    Ok(cases
+        .iter()
+        .map(|&(name, text, secret)| {
+            measure(name, 1, calls, &|| {
+                let out = redactor.redact(std::hint::black_box(text));
+                assert_eq!(out.contains(REDACTED), secret, "{text}");
+            })
+        })
+        .collect())
 }
 
 /// The corpus, judged call by call in turn; the shares of each verdict on stderr.

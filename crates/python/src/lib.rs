@@ -20,7 +20,7 @@ use warden::{LoadError, ToolCall, Warden};
 use warden_approval::validate::{check_id, parse_body};
 use warden_approval::{
     ApprovalError, ApprovalGate, Authority, GrantFilter, InteractionQuery, LOCAL_PRINCIPAL,
-    ListFilter, ModelResponse, ResumeRequest, Reviewer, RunRef, StoreError,
+    ListFilter, ModelResponse, RelayNames, ResumeRequest, Reviewer, RunRef, StoreError,
     codes as approval_codes,
 };
 use warden_types::codes::{EVALUATOR_ERROR, STORE_UNAVAILABLE};
@@ -345,7 +345,7 @@ impl Core {
         Ok(Reviewer::authorize(
             &self.principal,
             self.role(),
-            Authority::Relay,
+            &Authority::Relay(Arc::new(RelayNames::anyone_but([self.principal.as_str()]))),
             claimed,
         )?)
     }

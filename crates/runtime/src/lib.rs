@@ -7,5 +7,6 @@ pub mod artifact_cache;
 pub mod builtin;
 pub mod data_dir;
 pub mod engine;
+pub mod input_file;
 pub mod provider;
 pub mod spec;

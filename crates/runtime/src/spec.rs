@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use warden_types::OnError;
 
+use crate::input_file::{self, InputKind};
+
 /// One provider: a component, its pin, its configuration and its limits.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -57,7 +59,7 @@ fn empty_object() -> Value {
 }
 
 /// The largest file `config_files` may name.
-pub const MAX_CONFIG_FILE_BYTES: u64 = 4 << 20;
+pub const MAX_CONFIG_FILE_BYTES: u64 = InputKind::ConfigFile.limit();
 
 /// Why a provider's config file could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -80,15 +82,8 @@ impl ProviderSpec {
                 path: path.display().to_string(),
                 message,
             };
-            let size = std::fs::metadata(&path)
-                .map_err(|e| error(e.to_string()))?
-                .len();
-            if size > MAX_CONFIG_FILE_BYTES {
-                return Err(error(format!(
-                    "{size} bytes; the limit is {MAX_CONFIG_FILE_BYTES}"
-                )));
-            }
-            let text = std::fs::read_to_string(&path).map_err(|e| error(e.to_string()))?;
+            let text = input_file::read_to_string(&path, InputKind::ConfigFile)
+                .map_err(|e| error(e.to_string()))?;
             let json = path
                 .extension()
                 .is_some_and(|e| e.eq_ignore_ascii_case("json"));

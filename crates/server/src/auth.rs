@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
+use warden_approval::reviewer::RelayNames;
 use warden_types::Asserts;
 
 /// What a token may do.
@@ -102,6 +103,12 @@ pub struct TokenSpec {
     /// tokens only): the harness shows the question in its own UI.
     #[serde(default)]
     pub relay: bool,
+    /// The humans a relay token may name as the reviewer: names, or patterns
+    /// where `*` matches any run of characters (`"*@example.com"`), compared
+    /// without regard to case. A configured token's name only if listed as
+    /// itself. Absent (deprecated): any name but a configured token's.
+    #[serde(default)]
+    pub reviewers: Option<Vec<String>>,
 }
 
 impl fmt::Debug for TokenSpec {
@@ -113,6 +120,7 @@ impl fmt::Debug for TokenSpec {
             .field("token_env", &self.token_env)
             .field("asserts", &self.asserts)
             .field("relay", &self.relay)
+            .field("reviewers", &self.reviewers)
             .finish()
     }
 }
@@ -146,6 +154,16 @@ pub enum TokenError {
         "server.tokens[{index}].relay: only agent and internal tokens relay a human's answer; a token with the {role} role cannot"
     )]
     RelayRole { index: usize, role: Role },
+    #[error(
+        "server.tokens[{index}].reviewers: only a relay token names reviewers; set `relay: true` or remove it"
+    )]
+    ReviewersWithoutRelay { index: usize },
+    #[error("server.tokens[{index}].reviewers[{entry}]: {message}")]
+    Reviewer {
+        index: usize,
+        entry: usize,
+        message: String,
+    },
 }
 
 /// An authenticated caller.
@@ -155,8 +173,9 @@ pub struct Principal {
     pub role: Role,
     /// The attribution fields its calls are believed on (`asserts:`).
     pub asserts: Asserts,
-    /// May relay a named human's answer to a resume.
-    pub relay: bool,
+    /// May relay the answer of a human it names (one of these) to a resume;
+    /// `None`: may not relay.
+    pub relay: Option<Arc<RelayNames>>,
 }
 
 /// The configured tokens, resolved and hashed.
@@ -186,6 +205,18 @@ impl Tokens {
                     role: spec.role,
                 });
             }
+            let relay = match (spec.relay, &spec.reviewers) {
+                (false, None) => None,
+                (false, Some(_)) => return Err(TokenError::ReviewersWithoutRelay { index }),
+                (true, reviewers) => Some(Arc::new(
+                    RelayNames::new(reviewers.as_deref(), specs.iter().map(|s| s.name.as_str()))
+                        .map_err(|(entry, message)| TokenError::Reviewer {
+                            index,
+                            entry,
+                            message,
+                        })?,
+                )),
+            };
             let secret = match (&spec.token, &spec.token_env) {
                 (Some(token), None) => token.clone(),
                 (None, Some(var)) => env(var).ok_or_else(|| TokenError::MissingEnv {
@@ -219,7 +250,7 @@ impl Tokens {
                     name: spec.name.as_str().into(),
                     role: spec.role,
                     asserts: spec.asserts,
-                    relay: spec.relay,
+                    relay,
                 },
                 digest,
             });
@@ -269,6 +300,24 @@ pub fn bearer(header: &str) -> Option<&str> {
         .filter(|t| !t.is_empty())
 }
 
+/// What the configured tokens still say in a deprecated form, one warning
+/// each: a relay token without `reviewers:` may name any human.
+pub fn deprecations(specs: &[TokenSpec]) -> Vec<String> {
+    specs
+        .iter()
+        .enumerate()
+        .filter(|(_, spec)| spec.relay && spec.reviewers.is_none())
+        .map(|(index, spec)| {
+            format!(
+                "server.tokens[{index}] ('{}') relays without `reviewers:`, so it may name any human \
+                 but a configured token as the reviewer; this is deprecated: add \
+                 `reviewers: [...]` (names or patterns such as \"*@example.com\") with the humans it relays for",
+                spec.name
+            )
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -283,6 +332,7 @@ mod tests {
             token_env: None,
             asserts: Asserts::NONE,
             relay: false,
+            reviewers: None,
         }
     }
 
@@ -409,6 +459,7 @@ mod tests {
                     .authenticate(LONG)
                     .unwrap()
                     .relay
+                    .is_some()
             );
         }
         for role in [Role::Approver, Role::Admin] {
@@ -421,5 +472,46 @@ mod tests {
                 Some(TokenError::RelayRole { index: 0, role })
             );
         }
+    }
+
+    #[test]
+    fn reviewers_need_relay_and_well_formed_entries() {
+        let named = |relay, reviewers: &[&str]| TokenSpec {
+            relay,
+            reviewers: Some(reviewers.iter().map(|r| r.to_string()).collect()),
+            ..spec("gw", Role::Agent, LONG)
+        };
+        assert_eq!(
+            Tokens::resolve(&[named(false, &["bob"])], |_| None).err(),
+            Some(TokenError::ReviewersWithoutRelay { index: 0 })
+        );
+        let err = Tokens::resolve(&[named(true, &["bob", " "])], |_| None)
+            .err()
+            .unwrap();
+        assert!(
+            err.to_string()
+                .starts_with("server.tokens[0].reviewers[1]: "),
+            "{err}"
+        );
+        assert!(Tokens::resolve(&[named(true, &["*@example.com"])], |_| None).is_ok());
+    }
+
+    #[test]
+    fn only_a_relay_without_reviewers_is_deprecated() {
+        let relay = TokenSpec {
+            relay: true,
+            ..spec("gw", Role::Agent, LONG)
+        };
+        let granted = TokenSpec {
+            reviewers: Some(vec!["bob".into()]),
+            ..relay.clone()
+        };
+        assert_eq!(deprecations(&[granted]), Vec::<String>::new());
+        let warnings = deprecations(&[spec("a", Role::Agent, LONG), relay]);
+        assert_eq!(warnings.len(), 1);
+        assert!(
+            warnings[0].starts_with("server.tokens[1] ('gw')"),
+            "{warnings:?}"
+        );
     }
 }

@@ -79,6 +79,9 @@ pub(crate) struct Settings {
 impl Settings {
     pub(crate) fn resolve(config: &Config) -> Result<Settings, ServeError> {
         let tokens = Tokens::resolve(&config.server.tokens, |var| std::env::var(var).ok())?;
+        for warning in crate::auth::deprecations(&config.server.tokens) {
+            tracing::warn!("{warning}");
+        }
         if tokens.is_empty() {
             return Err(ServeError::NoTokens {
                 config: config.source.clone(),
@@ -305,7 +308,10 @@ impl Daemon {
             Role::Admin if self.warden.snapshot().hitl_approval.admins_may_approve => {
                 Authority::Approver
             }
-            Role::Agent | Role::Internal if who.relay => Authority::Relay,
+            Role::Agent | Role::Internal => match &who.relay {
+                Some(names) => Authority::Relay(names.clone()),
+                None => Authority::Denied,
+            },
             _ => Authority::Denied,
         }
     }

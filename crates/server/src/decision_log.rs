@@ -4,7 +4,10 @@
 //! judged it (every stage, with provider digests, duration, fuel and failure
 //! detail). Tool arguments are left out unless the operator opts in, field by
 //! field; the fields logged are redacted first, by the one redactor
-//! (`crate::redact`) that also cleans reason messages when they are made.
+//! (`crate::redact`) that also cleans reason messages when they are made. The
+//! caller's ids and the tool name are logged with only their secret-shaped
+//! parts replaced: an id without a secret is logged as it is, one with a
+//! secret keeps the rest, for tracing.
 //!
 //! With `fsync: interval` (the default) a call never waits for the disk: its
 //! line goes into a buffer, written out by a background thread every
@@ -12,6 +15,7 @@
 //! right after (a slow disk delays the sync, never the next write). With
 //! `fsync: always` the answer waits until its line is synced.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::Write;
@@ -216,11 +220,11 @@ pub struct DecisionLine<'a> {
     /// The caller's `context.timestamp`, recorded whether or not it was believed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub call_timestamp: Option<&'a str>,
-    pub thread_id: Option<&'a str>,
-    pub run_id: Option<&'a str>,
-    pub tool_call_id: Option<&'a str>,
-    pub agent_id: Option<&'a str>,
-    pub tool_name: &'a str,
+    pub thread_id: Option<Cow<'a, str>>,
+    pub run_id: Option<Cow<'a, str>>,
+    pub tool_call_id: Option<Cow<'a, str>>,
+    pub agent_id: Option<Cow<'a, str>>,
+    pub tool_name: Cow<'a, str>,
     pub verdict: &'static str,
     pub reasons: Vec<LoggedReason>,
     pub policy_id: Option<&'a str>,
@@ -263,25 +267,28 @@ pub struct LoggedStage<'a> {
 }
 
 impl<'a> DecisionLine<'a> {
-    /// The record of one evaluated call; `arguments` as the policy allows.
+    /// The record of one evaluated call; `arguments` as the policy allows,
+    /// the caller's ids and the tool name cleaned by `redactor`.
     pub fn new(
         decision_id: &'a str,
         call: &'a ToolCall,
         evaluation: &'a Evaluation,
         caller: Option<Requester<'a>>,
         arguments: Option<Map<String, Value>>,
+        redactor: &Redactor,
     ) -> Self {
         let ctx = &call.context;
+        let id = |id: &'a Option<String>| id.as_deref().map(|id| redactor.redact(id));
         DecisionLine {
             decision_id,
             time: now_rfc3339(),
             judged_at: &evaluation.judged_at,
             call_timestamp: ctx.timestamp.as_deref(),
-            thread_id: ctx.thread_id.as_deref(),
-            run_id: ctx.run_id.as_deref(),
-            tool_call_id: call.tool_call_id.as_deref(),
-            agent_id: ctx.agent_id.as_deref(),
-            tool_name: &call.tool_name,
+            thread_id: id(&ctx.thread_id),
+            run_id: id(&ctx.run_id),
+            tool_call_id: id(&call.tool_call_id),
+            agent_id: id(&ctx.agent_id),
+            tool_name: redactor.redact(&call.tool_name),
             verdict: evaluation.verdict.as_str(),
             reasons: evaluation
                 .reasons
@@ -327,10 +334,10 @@ pub struct GateCallRecord<'a> {
     pub decision_id: String,
     pub time: String,
     pub source: &'static str,
-    pub thread_id: &'a str,
-    pub run_id: &'a str,
-    pub tool_call_id: Option<&'a str>,
-    pub tool_name: &'a str,
+    pub thread_id: Cow<'a, str>,
+    pub run_id: Cow<'a, str>,
+    pub tool_call_id: Option<Cow<'a, str>>,
+    pub tool_name: Cow<'a, str>,
     /// `allow` (the tool runs), `ask` (it waits for a human) or `deny`.
     pub verdict: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -339,10 +346,12 @@ pub struct GateCallRecord<'a> {
     pub request_id: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub human_decision: Option<DecisionKind>,
-    /// Who answered (approved, rejected, edited or cleared), for a resume's calls.
+    /// Who answered (approved, rejected, edited or cleared), for a resume's
+    /// calls: an approver's name, or the name a relay gave (see `relayed_by`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reviewer: Option<&'a str>,
-    /// The token that relayed the human's answer, when a harness did.
+    pub reviewer: Option<Cow<'a, str>>,
+    /// The token that relayed the human's answer, when a harness did: then
+    /// `reviewer` is the name it gave, one its `reviewers:` grants.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub relayed_by: Option<&'a str>,
     pub reasons: Vec<LoggedReason>,
@@ -404,8 +413,16 @@ impl DecisionLog {
             None => new_decision_id(),
         };
         if let Some(sink) = &self.sink {
-            let arguments = self.policy.load().arguments(call);
-            sink.append(&DecisionLine::new(&id, call, evaluation, caller, arguments));
+            let policy = self.policy.load();
+            let arguments = policy.arguments(call);
+            sink.append(&DecisionLine::new(
+                &id,
+                call,
+                evaluation,
+                caller,
+                arguments,
+                policy.redactor(),
+            ));
         }
         id
     }
@@ -449,7 +466,10 @@ impl DecisionLog {
                     &policy,
                 );
                 if call.decision.is_some() {
-                    record.reviewer = resolution.reviewer.as_deref();
+                    record.reviewer = resolution
+                        .reviewer
+                        .as_deref()
+                        .map(|name| policy.redactor().redact(name));
                     record.relayed_by = resolution.relayed_by.as_deref();
                 }
                 sink.append(&record);
@@ -498,14 +518,15 @@ fn gate_record<'a>(
     caller: Option<Requester<'a>>,
     policy: &ArgumentPolicy,
 ) -> GateCallRecord<'a> {
+    let redactor = policy.redactor();
     GateCallRecord {
         decision_id: new_decision_id(),
         time: now_rfc3339(),
         source,
-        thread_id,
-        run_id,
-        tool_call_id: call.id.as_deref(),
-        tool_name: &call.name,
+        thread_id: redactor.redact(thread_id),
+        run_id: redactor.redact(run_id),
+        tool_call_id: call.id.as_deref().map(|id| redactor.redact(id)),
+        tool_name: redactor.redact(&call.name),
         verdict: status_verdict(call.status).as_str(),
         approval_id: approval_id.filter(|_| call.request_id.is_some()),
         request_id: call.request_id.as_deref(),

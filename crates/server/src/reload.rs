@@ -9,7 +9,6 @@
 use std::time::Instant;
 
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 
 use crate::config::Config;
 use crate::daemon::{Applied, Daemon, Fixed, Settings, settle_data_dir};
@@ -138,9 +137,8 @@ impl Daemon {
         trigger: &Trigger,
     ) -> Option<Result<ReloadReport, ReloadError>> {
         let mut applied = self.reloading.lock().unwrap_or_else(|e| e.into_inner());
-        let unchanged = std::fs::read(&self.config_path)
-            .map(|bytes| hex::encode(Sha256::digest(&bytes)) == applied.config_sha256)
-            .unwrap_or(false);
+        let unchanged = warden::config::ConfigFile::read(&self.config_path)
+            .is_ok_and(|file| file.sha256 == applied.config_sha256);
         if unchanged {
             return None;
         }

@@ -541,7 +541,7 @@ impl Answerer {
         Reviewer::authorize(
             &self.token.name,
             self.token.role.as_str(),
-            self.authority,
+            &self.authority,
             claimed,
         )
     }

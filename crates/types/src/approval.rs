@@ -177,7 +177,8 @@ pub struct Resolution {
     /// The human who answered (or cleared); absent for an expiry.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reviewer: Option<String>,
-    /// The token that relayed the human's answer, when a harness did.
+    /// The token that relayed the human's answer, when a harness did: then
+    /// `reviewer` is the name it gave.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub relayed_by: Option<String>,
     /// True when this is the stored answer to an earlier, identical resume
@@ -255,7 +256,8 @@ pub struct ResumeRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
     /// The human who answered, named by a harness relaying the answer (a token
-    /// with `relay: true`). An approver answers in its own name: absent, or its
+    /// with `relay: true`): a name its `reviewers:` grants, printable, at most
+    /// 128 characters. An approver answers in its own name: absent, or its
     /// token's name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reviewer: Option<String>,

@@ -147,6 +147,13 @@ pub enum ApprovalError {
         "the approver token '{token}' answers in its own name; `reviewer` '{reviewer}' is not it (only a relay token names someone else)"
     )]
     ReviewerMismatch { token: String, reviewer: String },
+    /// A relay named a human it is not granted to name (its `reviewers:`).
+    #[error("the relay token '{token}' may not name '{reviewer}' as the reviewer: {why}")]
+    ReviewerNotGranted {
+        token: String,
+        reviewer: String,
+        why: String,
+    },
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -213,7 +220,9 @@ impl ApprovalError {
             | ApprovalError::BrokenPause { .. } => 422,
             ApprovalError::HandOff { .. } => 503,
             ApprovalError::AmbiguousThread { .. } => 409,
-            ApprovalError::ApproverRequired { .. } | ApprovalError::ReviewerMismatch { .. } => 403,
+            ApprovalError::ApproverRequired { .. }
+            | ApprovalError::ReviewerMismatch { .. }
+            | ApprovalError::ReviewerNotGranted { .. } => 403,
             ApprovalError::Store(_) => 500,
         }
     }
@@ -234,6 +243,7 @@ impl ApprovalError {
             ApprovalError::AmbiguousThread { .. } => "ambiguous_thread",
             ApprovalError::ApproverRequired { .. } => "approver_required",
             ApprovalError::ReviewerMismatch { .. } => "reviewer_mismatch",
+            ApprovalError::ReviewerNotGranted { .. } => "reviewer_not_granted",
             ApprovalError::Store(_) => "store_error",
         }
     }

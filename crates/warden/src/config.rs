@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use warden_policy::permissions::{PermissionEngine, PermissionsConfig};
 use warden_policy::triage::TriageConfig;
+use warden_runtime::input_file::{self, InputKind};
 pub use warden_runtime::spec::{InstanceMode, Limits, ProviderSpec, Role};
 pub use warden_types::OnError;
 
@@ -353,21 +354,18 @@ pub struct ConfigFile {
 }
 
 impl ConfigFile {
-    /// Reads `path`; an error (unreadable, not UTF-8) names it.
+    /// Reads `path`, a regular file of at most 4 MiB
+    /// ([`warden_runtime::input_file`]); an error (unreadable, not a regular
+    /// file, too large, not UTF-8) names it.
     pub fn read(path: &Path) -> Result<ConfigFile, ConfigError> {
         use sha2::{Digest, Sha256};
-        let unreadable = |source| ConfigError::Read {
-            path: path.display().to_string(),
-            source,
-        };
-        let bytes = std::fs::read(path).map_err(unreadable)?;
-        let sha256 = hex::encode(Sha256::digest(&bytes));
-        let text = String::from_utf8(bytes).map_err(|_| {
-            unreadable(std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                "the file is not UTF-8 text",
-            ))
+        let text = input_file::read_to_string(path, InputKind::Config).map_err(|source| {
+            ConfigError::Read {
+                path: path.display().to_string(),
+                source,
+            }
         })?;
+        let sha256 = hex::encode(Sha256::digest(text.as_bytes()));
         Ok(ConfigFile {
             text,
             name: path.display().to_string(),

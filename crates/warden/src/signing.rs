@@ -17,6 +17,7 @@ use ed25519_dalek::pkcs8::{DecodePrivateKey, DecodePublicKey, EncodePrivateKey, 
 use ed25519_dalek::{Signature, Signer as _, SigningKey, Verifier as _, VerifyingKey};
 use serde_json::{Map, Value};
 use sha2::{Digest as _, Sha256};
+use warden_runtime::input_file::{self, InputKind};
 use warden_runtime::provider::LoadError;
 use warden_types::DecisionRecord;
 
@@ -256,7 +257,7 @@ pub fn read_verifying_key(path: &Path) -> Result<VerifyingKey, SigningError> {
 }
 
 fn read(path: &Path) -> Result<String, SigningError> {
-    std::fs::read_to_string(path).map_err(|source| SigningError::Read {
+    input_file::read_to_string(path, InputKind::Key).map_err(|source| SigningError::Read {
         path: path.display().to_string(),
         source,
     })

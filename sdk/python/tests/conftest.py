@@ -26,8 +26,8 @@ TOKENS = f"""server:
   watch_config: false
   tokens:
     - {{name: deerflow, role: agent, token: {AGENT}}}
-    - {{name: gateway, role: agent, relay: true, token: {RELAY}}}
-    - {{name: scheduler, role: internal, relay: true, token: {INTERNAL}}}
+    - {{name: gateway, role: agent, relay: true, reviewers: [alice], token: {RELAY}}}
+    - {{name: scheduler, role: internal, relay: true, reviewers: [alice], token: {INTERNAL}}}
     - {{name: ops, role: admin, token: {ADMIN}}}
     - {{name: alice, role: approver, token: {APPROVER}}}
 """

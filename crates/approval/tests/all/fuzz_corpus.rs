@@ -63,3 +63,8 @@ fn every_request_input_holds() {
 fn every_model_response_input_holds() {
     assert!(replay("model_response", checks::model_response) > 5);
 }
+
+#[test]
+fn every_redact_input_holds() {
+    assert!(replay("redact", checks::redact) > 50);
+}

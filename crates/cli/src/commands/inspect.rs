@@ -7,9 +7,10 @@ use anyhow::Context;
 
 /// `warden inspect`: the facts about a component and the host's verdict on it.
 pub(crate) fn inspect(component: &Path, json: bool) -> anyhow::Result<ExitCode> {
+    use warden_runtime::input_file::{self, InputKind};
     use warden_runtime::provider::{ComponentBytes, inspect};
-    let bytes =
-        std::fs::read(component).with_context(|| format!("reading {}", component.display()))?;
+    let bytes = input_file::read(component, InputKind::Component)
+        .with_context(|| format!("reading {}", component.display()))?;
     let inspection = inspect(
         &ComponentBytes::new(bytes.into(), component.display().to_string()),
         None,

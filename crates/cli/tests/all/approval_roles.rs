@@ -192,7 +192,7 @@ async fn a_relay_names_the_human_and_the_journal_records_both() {
     );
     assert_eq!(
         resolution["calls"][0]["reasons"][0]["message"],
-        "approved by bob, relayed by gateway-relay"
+        "approved by \"bob\", relayed by gateway-relay"
     );
     let resumed = journal(&daemon).pop().unwrap();
     assert_eq!(

@@ -21,7 +21,7 @@ fn daemon() -> Daemon {
 }
 
 /// A signed-in browser: its two cookies.
-struct Session {
+pub(crate) struct Session {
     id: String,
     csrf: String,
 }
@@ -62,7 +62,7 @@ fn cookie_value(set_cookie: &str) -> String {
         .to_string()
 }
 
-async fn sign_in(daemon: &Daemon) -> Session {
+pub(crate) async fn sign_in(daemon: &Daemon) -> Session {
     let response = sign_in_with(daemon, APPROVER).await;
     assert_eq!(response.status(), 200);
     Session {
@@ -72,7 +72,7 @@ async fn sign_in(daemon: &Daemon) -> Session {
 }
 
 /// A console request with the session's cookies (and nothing else).
-fn console(
+pub(crate) fn console(
     daemon: &Daemon,
     method: Method,
     path: &str,
@@ -101,7 +101,7 @@ fn git_push() -> Value {
     json!([{"id": "call_1", "name": "bash", "args": {"command": "git push origin main"}}])
 }
 
-async fn status_and_body(response: reqwest::Response) -> (u16, Value) {
+pub(crate) async fn status_and_body(response: reqwest::Response) -> (u16, Value) {
     let status = response.status().as_u16();
     let text = response.text().await.unwrap();
     (status, serde_json::from_str(&text).unwrap_or(Value::Null))

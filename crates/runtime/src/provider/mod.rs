@@ -28,6 +28,7 @@ pub use warden_types::Risk;
 use crate::artifact_cache::ArtifactCache;
 use crate::builtin;
 use crate::engine::{Compiled, CompiledFrom, SandboxEngine};
+use crate::input_file::{self, InputFile, InputKind};
 use crate::spec::{Limits, ProviderSpec};
 pub use sandbox::ProviderInfo;
 pub(crate) use sandbox::{Sandbox, World, impl_world, pre_instantiate};
@@ -124,9 +125,10 @@ impl ComponentBytes {
             path: path.display().to_string(),
             source,
         };
-        let mut file = std::fs::File::open(&path).map_err(read_error)?;
+        let file = InputFile::open(&path, InputKind::Component).map_err(read_error)?;
         let mut hasher = Sha256::new();
-        let size = std::io::copy(&mut file, &mut hasher).map_err(read_error)?;
+        let size = std::io::copy(&mut file.reader(), &mut hasher).map_err(read_error)?;
+        input_file::too_large(size, InputKind::Component).map_err(read_error)?;
         Ok(ComponentBytes {
             origin: path.display().to_string(),
             data: ComponentData::File(path),
@@ -152,7 +154,7 @@ impl ComponentBytes {
         match &self.data {
             ComponentData::Memory(bytes) => Ok(std::borrow::Cow::Borrowed(bytes)),
             ComponentData::File(path) => {
-                let bytes = std::fs::read(path)?;
+                let bytes = input_file::read(path, InputKind::Component)?;
                 if hex::encode(Sha256::digest(&bytes)) != self.sha256 {
                     return Err(std::io::Error::other(
                         "the file changed while it was being loaded",

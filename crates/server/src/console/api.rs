@@ -242,7 +242,7 @@ async fn answer(
     if record.status != ApprovalStatus::Pending {
         return Err(warden_approval::journal::resolved_error(&record).into());
     }
-    let reviewer = Reviewer::authorize(&who.name, who.role.as_str(), Authority::Approver, None)?;
+    let reviewer = Reviewer::authorize(&who.name, who.role.as_str(), &Authority::Approver, None)?;
     let (thread, id) = (record.thread_id.clone(), approval_id.to_string());
     let resolution = daemon
         .offload(move |daemon| daemon.gate.resume(&reviewer, &thread, Some(&id), &request))

@@ -116,8 +116,12 @@ pub struct ResolutionView {
     pub approval_id: String,
     pub thread_id: String,
     pub run_id: String,
+    /// The human who answered: the approver, or the name a relay gave.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reviewer: Option<String>,
+    /// The relay token that named `reviewer`, when a harness relayed the answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relayed_by: Option<String>,
     pub resolved_at: String,
     pub calls: Vec<OutcomeView>,
 }
@@ -129,6 +133,7 @@ impl ResolutionView {
             thread_id: resolution.thread_id.clone(),
             run_id: resolution.run_id.clone(),
             reviewer: resolution.reviewer.clone(),
+            relayed_by: resolution.relayed_by.clone(),
             resolved_at: resolution.resolved_at.clone(),
             calls: resolution.calls.iter().map(outcome).collect(),
         }

@@ -221,10 +221,20 @@ async function checkEdit(request, index) {
   return true;
 }
 
+// Who answered: an approver by name; a relayed answer as the name the relay
+// gave, quoted, and apart from it the relay token that gave it.
+function reviewerText(reviewer, relayedBy) {
+  if (!reviewer) return "—";
+  if (!relayedBy) return el("span", { class: "reviewer", text: reviewer });
+  return el("span", {},
+    el("q", { class: "reviewer", text: reviewer }), " ",
+    el("span", { class: "relay", text: `relayed by ${relayedBy}` }));
+}
+
 function showResolution(container, resolution) {
   container.replaceChildren(
     el("h2", { text: "Answered" }),
-    el("p", { class: "muted" }, `by ${resolution.reviewer || "—"} at ${when(resolution.resolved_at)}`),
+    el("p", { class: "muted" }, "by ", reviewerText(resolution.reviewer, resolution.relayed_by), ` at ${when(resolution.resolved_at)}`),
     el("ul", { id: "resolution", class: "outcomes" }, resolution.calls.map((c) =>
       el("li", { "data-request-id": c.request_id || "", "data-status": c.status },
         el("span", { class: "tool", text: c.name }), " ",
@@ -371,7 +381,7 @@ async function showHistory() {
       el("td", {}, el("a", { href: `/console/approvals/${encodeURIComponent(e.approval_id)}`, text: e.kind })),
       el("td", { text: e.thread_id }),
       el("td", { text: e.principal }),
-      el("td", { text: e.reviewer ? (e.relayed_by ? `${e.reviewer} (via ${e.relayed_by})` : e.reviewer) : "" }),
+      el("td", {}, e.reviewer ? reviewerText(e.reviewer, e.relayed_by) : ""),
       el("td", {}, e.calls.map((c) => el("div", {}, `${c.tool_name}: ${c.decision ? c.decision + ", " : ""}${c.status}`))))));
     older = page.older === undefined ? null : page.older;
     more.hidden = older === null;
