@@ -20,6 +20,15 @@ fn main() {
     }
     build_guests(
         GUESTS,
-        &["wit", "plugins", "sdk", "crates/analysis", "crates/types", "Cargo.toml", "Cargo.lock", "build"],
+        &[
+            "wit",
+            "plugins",
+            "sdk",
+            "crates/analysis",
+            "crates/types",
+            "Cargo.toml",
+            "Cargo.lock",
+            "build",
+        ],
     );
 }

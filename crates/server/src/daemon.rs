@@ -11,7 +11,6 @@ use arc_swap::ArcSwap;
 use axum::http::HeaderMap;
 use tokio::sync::Semaphore;
 
-use crate::admission::{self, Shares};
 use crate::auth::{self, Access, Principal, Role, Tokens};
 use crate::body::ApiError;
 use crate::config::Config;
@@ -24,6 +23,7 @@ use crate::limits::HttpLimits;
 use crate::metrics::{self, Metrics};
 use crate::notify;
 use crate::proxies::TrustedProxies;
+use crate::shares::{self, Shares};
 use crate::throttle::SignInThrottle;
 use crate::workers::{PoolError, WorkerPool};
 use warden::Warden;
@@ -344,7 +344,7 @@ impl Daemon {
         self: &Arc<Self>,
         job: impl FnOnce(&Daemon) -> T + Send + 'static,
     ) -> Result<T, PoolError> {
-        let share = match admission::current() {
+        let share = match shares::current() {
             Some(who) => match self.queued.try_take(&who) {
                 Some(share) => Some(share),
                 None => {

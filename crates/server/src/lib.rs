@@ -33,6 +33,7 @@ mod refusal;
 mod reload;
 mod routes;
 mod server;
+mod shares;
 mod throttle;
 mod watch;
 mod workers;

@@ -148,6 +148,13 @@ pub const ROUTES: &[RouteInfo] = &[
     },
 ];
 
+/// Whether the route at this matched path and method needs a bearer token.
+fn needs_token(path: &str, method: &str) -> bool {
+    ROUTES
+        .iter()
+        .any(|r| r.access.is_some() && r.path == path && r.method == method)
+}
+
 /// The router over [`ROUTES`], counting and timing every request.
 pub(super) fn router(daemon: Arc<Daemon>) -> Router {
     let mut router: Router<Arc<Daemon>> = Router::new();
@@ -158,7 +165,10 @@ pub(super) fn router(daemon: Arc<Daemon>) -> Router {
         // The console is not part of the /v1 API (nor of ROUTES and OpenAPI).
         .merge(super::console::routes())
         .route_layer(axum::middleware::from_fn_with_state(
-            daemon.clone(),
+            crate::admission::Routes {
+                daemon: daemon.clone(),
+                needs_token,
+            },
             crate::admission::admit,
         ))
         .route_layer(axum::middleware::from_fn_with_state(

@@ -17,6 +17,11 @@ use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+/// Put on an answer that refused a credential its handler checked (a console
+/// sign-in), so that admission (`crate::admission::admit`) counts it against the source address.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CredentialRefused;
+
 /// Addresses tracked at most. An address whose bucket has refilled is
 /// forgotten first; past that, the one closest to refilled.
 pub const MAX_SOURCES: usize = 16_384;

@@ -369,7 +369,7 @@ impl Call<'_> {
         {
             found.push(match value {
                 Value::String(text) if text.trim().is_empty() => Value::Object(Map::new()),
-                Value::String(text) => crate::surfaces::parse_arguments(text)?,
+                Value::String(text) => crate::strict_json::parse_arguments(text)?,
                 other => other.clone(),
             });
         }

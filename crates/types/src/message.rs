@@ -1,7 +1,8 @@
 //! One AI message as the approval gate sees it: the tool calls it asked for, and
 //! the same calls on the provider's other surfaces (its raw tool-call payload and
-//! its content blocks). Owns which calls can be answered by id, and rewriting
-//! every surface alike: removing calls, and replacing a call's arguments.
+//! its content blocks). Owns which calls can be answered by id, and removing
+//! calls from every surface alike ([`crate::surfaces`] replaces a call's
+//! arguments, since what it cannot rewrite must then agree or go).
 //!
 //! A wire type (the model response's body, and the gate's rewritten message),
 //! with its logic here rather than in the approval crate: the logic is plain
@@ -12,9 +13,8 @@ use std::collections::{HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::call_formats::{self, Call, Format, Found, Marker};
+use crate::call_formats::{self, Call, Found};
 use crate::request::{CallContext, ToolCall};
-use crate::surfaces::{Surface, SurfaceMismatch};
 
 /// The tool-call part of one AI message.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -164,54 +164,6 @@ impl AiMessage {
         });
     }
 
-    /// Replaces the arguments of the call with this id on every surface, each
-    /// entry in its own format. An entry that cannot carry them (a custom
-    /// tool's text, given arguments that are not `{"__arg1": text}`) is
-    /// removed: what stays says what the call list says.
-    pub fn replace_args(&mut self, id: &str, args: &Value) {
-        let key = Some(id.to_string());
-        for call in self.tool_calls.iter_mut().filter(|c| c.id == key) {
-            call.args = args.clone();
-        }
-        let mut touched = Vec::new();
-        for (index, entry) in self.raw_tool_calls.iter_mut().flatten().enumerate() {
-            let formats: Vec<&'static Format> = call_formats::raw_calls(entry)
-                .into_iter()
-                .filter(|call| call.id() == key)
-                .map(|call| call.format)
-                .collect();
-            for format in &formats {
-                write_at(entry, format, args);
-            }
-            if !formats.is_empty() {
-                touched.push((Surface::RawToolCalls, index));
-            }
-        }
-        for (index, block) in self.content_blocks_mut().iter_mut().enumerate() {
-            let calls: Vec<(String, &'static Format)> = call_formats::search(block)
-                .into_iter()
-                .filter_map(|found| match found {
-                    Found::Call(call) if call.id() == key => Some((call.pointer, call.format)),
-                    _ => None,
-                })
-                .collect();
-            for (pointer, format) in &calls {
-                if let Some(entry) = block.pointer_mut(pointer) {
-                    write_at(entry, format, args);
-                }
-            }
-            if !calls.is_empty() {
-                touched.push((Surface::Content, index));
-            }
-        }
-        let disagree: Vec<SurfaceMismatch> = self
-            .surface_mismatches(&HashSet::new())
-            .into_iter()
-            .filter(|m| touched.contains(&(m.surface, m.index)))
-            .collect();
-        self.remove_mismatched(&disagree);
-    }
-
     /// The content blocks: the array's, or a lone object taken as one block.
     pub(crate) fn content_blocks(&self) -> &[Value] {
         match &self.content {
@@ -221,7 +173,7 @@ impl AiMessage {
         }
     }
 
-    fn content_blocks_mut(&mut self) -> &mut [Value] {
+    pub(crate) fn content_blocks_mut(&mut self) -> &mut [Value] {
         match &mut self.content {
             Some(Value::Array(blocks)) => blocks,
             Some(block @ Value::Object(_)) => std::slice::from_mut(block),
@@ -250,18 +202,6 @@ impl AiMessage {
 /// Whether any of these calls has an id in `ids`.
 fn holds_any<'a>(calls: impl IntoIterator<Item = Call<'a>>, ids: &HashSet<Option<String>>) -> bool {
     calls.into_iter().any(|call| ids.contains(&call.id()))
-}
-
-/// Writes `args` into the call of this format that `entry` is (or holds, under
-/// the format's key).
-fn write_at(entry: &mut Value, format: &Format, args: &Value) {
-    let fields = match format.marker {
-        Marker::Type(_) | Marker::Any => entry.as_object_mut(),
-        Marker::Key(key) => entry.get_mut(key).and_then(Value::as_object_mut),
-    };
-    if let Some(fields) = fields {
-        call_formats::write_arguments(format, fields, args);
-    }
 }
 
 #[cfg(test)]
@@ -333,21 +273,6 @@ mod tests {
     }
 
     #[test]
-    fn replaced_arguments_reach_every_surface_in_its_own_form() {
-        let mut m = message(json!({
-            "tool_calls": [{"id": "a", "name": "bash", "args": {"command": "rm -rf /"}}],
-            "raw_tool_calls": [{"id": "a", "type": "function", "function": {"name": "bash", "arguments": "{\"command\":\"rm -rf /\"}"}}],
-            "content": [{"type": "tool_use", "id": "a", "name": "bash", "input": {"command": "rm -rf /"}}]
-        }));
-        let args = json!({"command": "ls"});
-        m.replace_args("a", &args);
-        assert_eq!(m.tool_calls[0].args, args);
-        let raw = &m.raw_tool_calls.as_ref().unwrap()[0]["function"]["arguments"];
-        assert_eq!(raw, &Value::String(args.to_string()));
-        assert_eq!(m.content.as_ref().unwrap()[0]["input"], args);
-    }
-
-    #[test]
     fn a_removed_call_goes_from_every_format_and_every_depth() {
         let mut m = message(json!({
             "tool_calls": [{"id": "a", "name": "bash", "args": {}}, {"id": "b", "name": "ls", "args": {}}],
@@ -364,54 +289,6 @@ mod tests {
         let blocks = m.content.unwrap();
         assert_eq!(blocks.as_array().unwrap().len(), 2, "{blocks}");
         assert_eq!(blocks[1]["toolCallId"], "b");
-    }
-
-    #[test]
-    fn replaced_arguments_reach_nested_calls_and_keyed_formats() {
-        let mut m = message(json!({
-            "tool_calls": [{"id": "a", "name": "bash", "args": {"command": "rm -rf /"}}],
-            "raw_tool_calls": [{"toolUse": {"toolUseId": "a", "name": "bash", "input": {"command": "rm -rf /"}}}],
-            "content": [{"type": "message", "content": [
-                {"type": "function_call", "id": "fc_1", "call_id": "a", "name": "bash", "arguments": "{\"command\":\"rm -rf /\"}"}
-            ]}]
-        }));
-        let args = json!({"command": "ls"});
-        m.replace_args("a", &args);
-        assert_eq!(
-            m.raw_tool_calls.as_ref().unwrap()[0]["toolUse"]["input"],
-            args
-        );
-        let nested = &m.content.as_ref().unwrap()[0]["content"][0]["arguments"];
-        assert_eq!(nested, &Value::String(args.to_string()));
-        assert!(m.surface_mismatches(&HashSet::new()).is_empty());
-    }
-
-    #[test]
-    fn an_entry_that_cannot_carry_the_edit_is_removed() {
-        let mut m = message(json!({
-            "tool_calls": [{"id": "a", "name": "exec", "args": {"__arg1": "rm -rf /"}}],
-            "content": [
-                {"type": "text", "text": "running"},
-                {"type": "custom_tool_call", "call_id": "a", "name": "exec", "input": "rm -rf /"}
-            ]
-        }));
-        m.replace_args("a", &json!({"command": "ls", "cwd": "/tmp"}));
-        assert_eq!(
-            m.content.unwrap(),
-            json!([{"type": "text", "text": "running"}])
-        );
-    }
-
-    #[test]
-    fn a_lone_content_object_is_a_block() {
-        let mut m = message(json!({
-            "tool_calls": [{"id": "a", "name": "ls", "args": {}}],
-            "content": {"type": "tool_use", "id": "b", "name": "bash", "input": {}}
-        }));
-        let mismatches = m.surface_mismatches(&HashSet::new());
-        assert_eq!(mismatches.len(), 1);
-        m.remove_mismatched(&mismatches);
-        assert_eq!(m.content, None);
     }
 
     #[test]

@@ -9,12 +9,16 @@
 
 use std::collections::HashSet;
 
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
-use crate::call_formats::{self, Call, Found, MAX_DEPTH};
+use serde_json::Value;
+
+use crate::call_formats::{self, Call, Format, Found, MAX_DEPTH, Marker};
 use crate::message::{AiMessage, ModelToolCall};
+
+/// Moved to [`crate::strict_json`], where JSON text is read; kept here for
+/// callers of the old path.
+pub use crate::strict_json::parse_arguments;
 
 /// A call on another surface that is not one of the judged calls.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -115,6 +119,54 @@ impl AiMessage {
         mismatches
     }
 
+    /// Replaces the arguments of the call with this id on every surface, each
+    /// entry in its own format. An entry that cannot carry them (a custom
+    /// tool's text, given arguments that are not `{"__arg1": text}`) is
+    /// removed: what stays says what the call list says.
+    pub fn replace_args(&mut self, id: &str, args: &Value) {
+        let key = Some(id.to_string());
+        for call in self.tool_calls.iter_mut().filter(|c| c.id == key) {
+            call.args = args.clone();
+        }
+        let mut touched = Vec::new();
+        for (index, entry) in self.raw_tool_calls.iter_mut().flatten().enumerate() {
+            let formats: Vec<&'static Format> = call_formats::raw_calls(entry)
+                .into_iter()
+                .filter(|call| call.id() == key)
+                .map(|call| call.format)
+                .collect();
+            for format in &formats {
+                write_at(entry, format, args);
+            }
+            if !formats.is_empty() {
+                touched.push((Surface::RawToolCalls, index));
+            }
+        }
+        for (index, block) in self.content_blocks_mut().iter_mut().enumerate() {
+            let calls: Vec<(String, &'static Format)> = call_formats::search(block)
+                .into_iter()
+                .filter_map(|found| match found {
+                    Found::Call(call) if call.id() == key => Some((call.pointer, call.format)),
+                    _ => None,
+                })
+                .collect();
+            for (pointer, format) in &calls {
+                if let Some(entry) = block.pointer_mut(pointer) {
+                    write_at(entry, format, args);
+                }
+            }
+            if !calls.is_empty() {
+                touched.push((Surface::Content, index));
+            }
+        }
+        let disagree: Vec<SurfaceMismatch> = self
+            .surface_mismatches(&HashSet::new())
+            .into_iter()
+            .filter(|m| touched.contains(&(m.surface, m.index)))
+            .collect();
+        self.remove_mismatched(&disagree);
+    }
+
     /// Removes the entries of these mismatches from their surfaces (the whole
     /// entry, where the mismatch is nested in it).
     pub fn remove_mismatched(&mut self, mismatches: &[SurfaceMismatch]) {
@@ -184,84 +236,15 @@ impl AiMessage {
     }
 }
 
-/// JSON text of arguments, parsed strictly: a key given twice is refused, since
-/// parsers disagree on which value wins.
-pub fn parse_arguments(text: &str) -> Result<Value, String> {
-    let mut deserializer = serde_json::Deserializer::from_str(text);
-    let value = StrictValue
-        .deserialize(&mut deserializer)
-        .and_then(|value| deserializer.end().map(|()| value))
-        .map_err(|err| format!("are not JSON ({err})"))?;
-    Ok(value)
-}
-
-/// A JSON value whose objects may not repeat a key.
-struct StrictValue;
-
-impl<'de> DeserializeSeed<'de> for StrictValue {
-    type Value = Value;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for StrictValue {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a JSON value")
-    }
-
-    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
-    }
-
-    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-        Ok(v.into())
-    }
-
-    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        Ok(v.into())
-    }
-
-    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
-        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
-    }
-
-    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::String(v.to_string()))
-    }
-
-    fn visit_string<E>(self, v: String) -> Result<Value, E> {
-        Ok(Value::String(v))
-    }
-
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element_seed(StrictValue)? {
-            items.push(item);
-        }
-        Ok(Value::Array(items))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut object = Map::new();
-        while let Some(key) = map.next_key::<String>()? {
-            if object.contains_key(&key) {
-                return Err(de::Error::custom(format_args!(
-                    "the key '{}' is given twice",
-                    crate::text::excerpt(&key, QUOTED_CHARS)
-                )));
-            }
-            let value = map.next_value_seed(StrictValue)?;
-            object.insert(key, value);
-        }
-        Ok(Value::Object(object))
+/// Writes `args` into the call of this format that `entry` is (or holds, under
+/// the format's key).
+fn write_at(entry: &mut Value, format: &Format, args: &Value) {
+    let fields = match format.marker {
+        Marker::Type(_) | Marker::Any => entry.as_object_mut(),
+        Marker::Key(key) => entry.get_mut(key).and_then(Value::as_object_mut),
+    };
+    if let Some(fields) = fields {
+        call_formats::write_arguments(format, fields, args);
     }
 }
 
@@ -667,5 +650,68 @@ mod tests {
         );
         assert_eq!(m.content.unwrap(), json!([{"type": "text", "text": "hi"}]));
         assert_eq!(m.tool_calls.len(), 1);
+    }
+
+    #[test]
+    fn replaced_arguments_reach_every_surface_in_its_own_form() {
+        let mut m = message(json!({
+            "tool_calls": [{"id": "a", "name": "bash", "args": {"command": "rm -rf /"}}],
+            "raw_tool_calls": [{"id": "a", "type": "function", "function": {"name": "bash", "arguments": "{\"command\":\"rm -rf /\"}"}}],
+            "content": [{"type": "tool_use", "id": "a", "name": "bash", "input": {"command": "rm -rf /"}}]
+        }));
+        let args = json!({"command": "ls"});
+        m.replace_args("a", &args);
+        assert_eq!(m.tool_calls[0].args, args);
+        let raw = &m.raw_tool_calls.as_ref().unwrap()[0]["function"]["arguments"];
+        assert_eq!(raw, &Value::String(args.to_string()));
+        assert_eq!(m.content.as_ref().unwrap()[0]["input"], args);
+    }
+
+    #[test]
+    fn replaced_arguments_reach_nested_calls_and_keyed_formats() {
+        let mut m = message(json!({
+            "tool_calls": [{"id": "a", "name": "bash", "args": {"command": "rm -rf /"}}],
+            "raw_tool_calls": [{"toolUse": {"toolUseId": "a", "name": "bash", "input": {"command": "rm -rf /"}}}],
+            "content": [{"type": "message", "content": [
+                {"type": "function_call", "id": "fc_1", "call_id": "a", "name": "bash", "arguments": "{\"command\":\"rm -rf /\"}"}
+            ]}]
+        }));
+        let args = json!({"command": "ls"});
+        m.replace_args("a", &args);
+        assert_eq!(
+            m.raw_tool_calls.as_ref().unwrap()[0]["toolUse"]["input"],
+            args
+        );
+        let nested = &m.content.as_ref().unwrap()[0]["content"][0]["arguments"];
+        assert_eq!(nested, &Value::String(args.to_string()));
+        assert!(m.surface_mismatches(&HashSet::new()).is_empty());
+    }
+
+    #[test]
+    fn an_entry_that_cannot_carry_the_edit_is_removed() {
+        let mut m = message(json!({
+            "tool_calls": [{"id": "a", "name": "exec", "args": {"__arg1": "rm -rf /"}}],
+            "content": [
+                {"type": "text", "text": "running"},
+                {"type": "custom_tool_call", "call_id": "a", "name": "exec", "input": "rm -rf /"}
+            ]
+        }));
+        m.replace_args("a", &json!({"command": "ls", "cwd": "/tmp"}));
+        assert_eq!(
+            m.content.unwrap(),
+            json!([{"type": "text", "text": "running"}])
+        );
+    }
+
+    #[test]
+    fn a_lone_content_object_is_a_block() {
+        let mut m = message(json!({
+            "tool_calls": [{"id": "a", "name": "ls", "args": {}}],
+            "content": {"type": "tool_use", "id": "b", "name": "bash", "input": {}}
+        }));
+        let mismatches = m.surface_mismatches(&HashSet::new());
+        assert_eq!(mismatches.len(), 1);
+        m.remove_mismatched(&mismatches);
+        assert_eq!(m.content, None);
     }
 }

@@ -183,7 +183,7 @@ async fn login(
         let mut refused = ApiError::unauthorized("the token is not valid").into_response();
         refused
             .extensions_mut()
-            .insert(crate::admission::CredentialRefused);
+            .insert(crate::throttle::CredentialRefused);
         return Ok(refused);
     };
     signin::may_sign_in(&daemon, &who)?;
