@@ -82,9 +82,12 @@ fn resolve(raw: &serde_json::Map<String, Value>, name: &str) -> Value {
 /// The OAP provider alone: the native permission engine runs before every
 /// provider and would deny sensitive paths itself, so these specifications
 /// switch its built-in list off to see what the provider says.
+/// The shipped OAP provider with this config. Its timeout is generous: these
+/// tests are about what the passport decides, and a first call that builds an
+/// instance on a loaded machine must not be cut short into an evaluator error.
 fn oap_yaml(provider_config: &Value) -> String {
     format!(
-        "permissions:\n  mode: full_auto\n  sensitive_paths: {{unsafe_drop_defaults: true}}\nguardrails:\n  providers:\n    - name: oap\n      wasm: \"builtin:oap-passport\"\n      config: {provider_config}\n"
+        "permissions:\n  mode: full_auto\n  sensitive_paths: {{unsafe_drop_defaults: true}}\nguardrails:\n  providers:\n    - name: oap\n      wasm: \"builtin:oap-passport\"\n      config: {provider_config}\n      limits: {{timeout_ms: 5000}}\n"
     )
 }
 
