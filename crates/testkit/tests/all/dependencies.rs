@@ -1,6 +1,7 @@
 //! What an embedder of the library compiles: the facade's dependency tree,
 //! with its default features, holds no server, database, metrics, file
-//! watching, command line or allocator crate, and tokio only as wasmtime-wasi's.
+//! watching, command line or allocator crate, and tokio only as wasmtime-wasi's;
+//! nor does the decision log's, which the library is to write too.
 
 use std::process::Command;
 
@@ -58,6 +59,20 @@ fn the_library_links_no_daemon_database_cli_or_allocator_crate() {
             !crates.contains(forbidden),
             "the warden crate depends on {forbidden}:\n{}",
             tree("warden", &["--invert", forbidden])
+        );
+    }
+}
+
+#[test]
+fn the_decision_log_links_no_daemon_database_cli_or_allocator_crate() {
+    // The library and the Python module write the log too (issue 23).
+    let listed = tree("warden-log", &["--prefix", "none"]);
+    let crates = crates_in(&listed);
+    for forbidden in NOT_IN_THE_LIBRARY {
+        assert!(
+            !crates.contains(forbidden),
+            "the warden-log crate depends on {forbidden}:\n{}",
+            tree("warden-log", &["--invert", forbidden])
         );
     }
 }
