@@ -1,6 +1,8 @@
 //! `warden inspect`: the facts about a component and the host's verdict on it.
 
+use clap::Args;
 use std::path::Path;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -55,4 +57,18 @@ pub(crate) fn inspect(component: &Path, json: bool) -> anyhow::Result<ExitCode> 
     } else {
         ExitCode::from(1)
     })
+}
+
+// The arguments of `warden inspect`.
+#[derive(Args)]
+pub(crate) struct InspectArgs {
+    /// The component (.wasm).
+    component: PathBuf,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(crate) fn run(args: InspectArgs) -> anyhow::Result<ExitCode> {
+    inspect(&args.component, args.json)
 }

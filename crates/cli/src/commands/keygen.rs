@@ -1,6 +1,8 @@
 //! `warden keygen`: a new Ed25519 key pair for signing decisions.
 
+use clap::Args;
 use std::path::Path;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 pub(crate) fn keygen(prefix: &Path) -> anyhow::Result<ExitCode> {
@@ -12,4 +14,16 @@ pub(crate) fn keygen(prefix: &Path) -> anyhow::Result<ExitCode> {
         public.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+// The arguments of `warden keygen`.
+#[derive(Args)]
+pub(crate) struct KeygenArgs {
+    /// Where to write the keys, without extension.
+    #[arg(long, default_value = "warden-signing")]
+    out: PathBuf,
+}
+
+pub(crate) fn run(args: KeygenArgs) -> anyhow::Result<ExitCode> {
+    keygen(&args.out)
 }
