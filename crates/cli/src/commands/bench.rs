@@ -1,7 +1,8 @@
 //! `warden bench`: the benchmarks (`warden-bench`), in this binary.
 
-use clap::Args;
 use std::process::ExitCode;
+
+use clap::Args;
 
 pub(crate) fn bench(wanted: &[String], calls: usize, list: bool) -> anyhow::Result<ExitCode> {
     warden_bench::run(

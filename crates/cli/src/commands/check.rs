@@ -1,10 +1,10 @@
 //! `warden check`: load a configuration and say what it loaded, or the first error.
 
-use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::bail;
+use clap::Args;
 use warden::Warden;
 use warden_runtime::engine::CompiledFrom;
 use warden_server::Config;

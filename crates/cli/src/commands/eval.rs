@@ -1,11 +1,10 @@
 //! `warden eval`: judge one tool call with a configuration, as the daemon would.
 
-use clap::Args;
-use std::path::Path;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
+use clap::Args;
 use warden::Warden;
 use warden_types::Attribution;
 use warden_types::Caller;

@@ -9,12 +9,11 @@
 //! an unreadable config, an unreachable daemon or any refusal is printed as a
 //! deny that says what went wrong, and the exit code is 0.
 
-use clap::{Args, Subcommand};
 use std::io::Read;
-use std::path::Path;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use clap::{Args, Subcommand};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 

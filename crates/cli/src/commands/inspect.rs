@@ -1,11 +1,10 @@
 //! `warden inspect`: the facts about a component and the host's verdict on it.
 
-use clap::Args;
-use std::path::Path;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
+use clap::Args;
 
 /// `warden inspect`: the facts about a component and the host's verdict on it.
 pub(crate) fn inspect(component: &Path, json: bool) -> anyhow::Result<ExitCode> {

@@ -1,11 +1,10 @@
 //! `warden interaction`: what a run's context makes of its interaction with humans.
 
-use clap::Args;
-use std::path::Path;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
+use clap::Args;
 use warden_types::Caller;
 
 use crate::commands::input::{load_config, read_request};

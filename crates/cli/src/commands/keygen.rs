@@ -1,9 +1,9 @@
 //! `warden keygen`: a new Ed25519 key pair for signing decisions.
 
-use clap::Args;
-use std::path::Path;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+use clap::Args;
 
 pub(crate) fn keygen(prefix: &Path) -> anyhow::Result<ExitCode> {
     let key = warden::signing::generate()?;

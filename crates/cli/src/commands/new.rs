@@ -1,8 +1,9 @@
 //! `warden new provider`: a provider project from the templates.
 
-use clap::{Args, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
 
 pub(crate) fn new_provider(
     name: &str,

@@ -1,10 +1,10 @@
 //! `warden test`: a component against conformance vectors.
 
-use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
+use clap::Args;
 use warden_server::Config;
 
 /// `warden test`: loads the component as the only provider, under the same

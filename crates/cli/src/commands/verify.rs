@@ -1,11 +1,10 @@
 //! `warden verify-decision`: check a signed decision record against a public key.
 
-use clap::Args;
-use std::path::Path;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
+use clap::Args;
 
 use crate::commands::input::read_request;
 
