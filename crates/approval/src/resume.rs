@@ -59,6 +59,24 @@ fn digest(request: &ResumeRequest, reviewer: &Reviewer, run_id: &str) -> String 
     hex::encode(Sha256::digest(text.as_bytes()))
 }
 
+/// What a settlement of a pending approval is made of: the approval, how each
+/// of its calls is answered, and by whom.
+pub(crate) struct Settlement<'a> {
+    /// The pending approval, as read.
+    pub(crate) record: &'a ApprovalRecord,
+    /// Its request ids mapped to the calls of its message, recomputed.
+    pub(crate) check: &'a Recomputed,
+    pub(crate) answers: &'a Answers<'a>,
+    /// A resume, a clear or an expiry.
+    pub(crate) resolved_by: ResolvedBy,
+    /// Who answered; none for an expiry.
+    pub(crate) reviewer: Option<&'a Reviewer>,
+    /// A resume's idempotency key, to replay its answer when sent twice.
+    pub(crate) key: Option<&'a ResumeKey>,
+    /// The grants asked for, by the request id of the call each approves.
+    pub(crate) grants: Vec<(String, Grant)>,
+}
+
 /// How each pending call is answered.
 pub(crate) enum Answers<'a> {
     /// A decision per request, by request id.
@@ -85,7 +103,15 @@ impl ApprovalGate {
         let check = recompute(record);
         let answers = Answers::RejectAll(reason);
         let by = ResolvedBy::Expiry { after };
-        match self.settle(record, &check, &answers, by, None, None, Vec::new()) {
+        match self.settle(Settlement {
+            record,
+            check: &check,
+            answers: &answers,
+            resolved_by: by,
+            reviewer: None,
+            key: None,
+            grants: Vec::new(),
+        }) {
             Ok(_) => Ok(true),
             Err(ApprovalError::AlreadyResolved { .. }) => Ok(false),
             Err(err) => Err(err),
@@ -156,15 +182,15 @@ impl ApprovalGate {
             }
         };
         let grants = self.grants_asked(&record, &check, request, reviewer)?;
-        self.settle(
-            &record,
-            &check,
-            &answers,
-            ResolvedBy::Resume { run_id: resume_run },
-            Some(reviewer),
-            Some(&key),
+        self.settle(Settlement {
+            record: &record,
+            check: &check,
+            answers: &answers,
+            resolved_by: ResolvedBy::Resume { run_id: resume_run },
+            reviewer: Some(reviewer),
+            key: Some(&key),
             grants,
-        )
+        })
     }
 
     /// The grants the approvals of this resume ask for, each bound to the call
@@ -302,15 +328,15 @@ impl ApprovalGate {
             actor: reviewer.name.clone(),
             reason: reason.map(str::to_string),
         };
-        self.settle(
-            &record,
-            &check,
-            &answers,
-            by,
-            Some(reviewer),
-            None,
-            Vec::new(),
-        )
+        self.settle(Settlement {
+            record: &record,
+            check: &check,
+            answers: &answers,
+            resolved_by: by,
+            reviewer: Some(reviewer),
+            key: None,
+            grants: Vec::new(),
+        })
         .map(Some)
     }
 
@@ -393,19 +419,16 @@ impl ApprovalGate {
     /// Applies the answers to the stored message and consumes the approval.
     /// A resume is journalled under the resuming run; a clear under the paused
     /// run, naming the operator.
-    // Each argument is one thing a settlement is made of; a struct around
-    // them would only rename them.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn settle(
-        &self,
-        record: &ApprovalRecord,
-        check: &Recomputed,
-        answers: &Answers<'_>,
-        resolved_by: ResolvedBy,
-        reviewer: Option<&Reviewer>,
-        key: Option<&ResumeKey>,
-        grants: Vec<(String, Grant)>,
-    ) -> Result<Resolution, ApprovalError> {
+    pub(crate) fn settle(&self, settlement: Settlement<'_>) -> Result<Resolution, ApprovalError> {
+        let Settlement {
+            record,
+            check,
+            answers,
+            resolved_by,
+            reviewer,
+            key,
+            grants,
+        } = settlement;
         let (kind, attributed_to, note) = match &resolved_by {
             ResolvedBy::Resume { run_id } => (
                 EventKind::Resumed,

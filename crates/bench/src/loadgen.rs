@@ -41,7 +41,7 @@ impl Scratch {
         let dir = std::env::temp_dir().join(format!(
             "warden-bench-{}-{}",
             std::process::id(),
-            warden_server::decision_log::new_decision_id()
+            warden_log::new_decision_id()
         ));
         std::fs::create_dir_all(&dir)?;
         std::fs::write(dir.join("warden.yaml"), yaml)?;
@@ -308,7 +308,7 @@ const FLOOD_TOKEN: &str = "bench-flood-token-0123456789";
 const FLOOD_WINDOW: Duration = Duration::from_secs(15);
 
 /// `warden bench --scenario daemon-flood`: one token's evaluate (1 and 4
-/// connections, closed loop, for at least [`FLOOD_WINDOW`] each) on an idle
+/// connections, closed loop, for at least `FLOOD_WINDOW` each) on an idle
 /// daemon, then while another token
 /// holds 40 connections, each sending the first 64 KiB of a 1 MiB body and
 /// then a byte every 2 s (reconnecting when refused): the flood takes that

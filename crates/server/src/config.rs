@@ -14,8 +14,9 @@ use serde::Deserialize;
 use warden::config::ConfigFile;
 pub use warden::config::{ConfigError, Limits, OnError};
 
+use warden_log::DecisionLogConfig;
+
 use crate::auth::TokenSpec;
-use crate::decision_log::DecisionLogConfig;
 use crate::limits::HttpLimits;
 use crate::proxies::TrustedProxies;
 

@@ -10,13 +10,13 @@ use std::sync::{Arc, Mutex};
 use arc_swap::ArcSwap;
 use axum::http::HeaderMap;
 use tokio::sync::Semaphore;
+use warden_log::{ArgumentPolicy, DecisionLog, Fsync, JsonLines};
 
 use crate::auth::{self, Access, Principal, Role, Tokens};
 use crate::body::ApiError;
 use crate::config::Config;
 use crate::connections::{self, Connections};
 use crate::console::Sessions;
-use crate::decision_log::{ArgumentPolicy, DecisionLog, Fsync, JsonLines};
 use crate::error::ServeError;
 use crate::events::Events;
 use crate::limits::HttpLimits;

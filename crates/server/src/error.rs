@@ -4,8 +4,8 @@ use std::net::SocketAddr;
 
 use crate::auth::TokenError;
 use crate::config::ConfigError;
-use crate::decision_log::DecisionLogError;
 use warden_approval::StoreError;
+use warden_log::DecisionLogError;
 use warden_runtime::provider::LoadError;
 
 /// Why the daemon could not start.

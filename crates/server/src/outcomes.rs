@@ -5,10 +5,10 @@
 
 use crate::auth::Principal;
 use crate::daemon::Daemon;
-use crate::decision_log::{Requester, status_verdict};
 use crate::events::{PauseEvent, PauseKind};
 use crate::notify::Notice;
 use warden_approval::{CallOutcome, GateOutcome, Resolution};
+use warden_log::{Requester, status_verdict};
 
 /// The caller as the decision log names it.
 pub(crate) fn requester(who: &Principal) -> Requester<'_> {

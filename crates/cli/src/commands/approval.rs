@@ -166,8 +166,15 @@ pub fn gate(args: GateArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-pub fn approvals(command: ApprovalsCommand) -> anyhow::Result<ExitCode> {
-    match command {
+// The arguments of `warden approvals`: which of its commands.
+#[derive(Args)]
+pub(crate) struct ApprovalsArgs {
+    #[command(subcommand)]
+    command: ApprovalsCommand,
+}
+
+pub(crate) fn approvals(args: ApprovalsArgs) -> anyhow::Result<ExitCode> {
+    match args.command {
         ApprovalsCommand::List {
             store,
             thread,

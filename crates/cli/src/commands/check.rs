@@ -1,8 +1,10 @@
 //! `warden check`: load a configuration and say what it loaded, or the first error.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::bail;
+use clap::Args;
 use warden::Warden;
 use warden_runtime::engine::CompiledFrom;
 use warden_server::Config;
@@ -38,4 +40,18 @@ pub(crate) fn check(config: &Config) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+// The arguments of `warden check`.
+#[derive(Args)]
+pub(crate) struct CheckArgs {
+    /// The configuration file (default: the embedded defaults).
+    #[arg(long)]
+    config: Option<PathBuf>,
+}
+
+pub(crate) fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
+    check(&crate::commands::input::load_config(
+        args.config.as_deref(),
+    )?)
 }

@@ -10,9 +10,10 @@
 //! deny that says what went wrong, and the exit code is 0.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use clap::{Args, Subcommand};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -313,6 +314,55 @@ pub fn claude_code(judge: &Judge) -> anyhow::Result<std::process::ExitCode> {
     };
     println!("{}", serde_json::to_string(&output)?);
     Ok(std::process::ExitCode::SUCCESS)
+}
+
+// The arguments of `warden hook`: which harness's hook to answer.
+#[derive(Args)]
+pub(crate) struct HookArgs {
+    #[command(subcommand)]
+    harness: Harness,
+}
+
+#[derive(Subcommand)]
+enum Harness {
+    /// Claude Code's `PreToolUse` hook: the payload on stdin, the decision on
+    /// stdout (allow, deny or ask). Always exits 0: any failure is a deny.
+    ClaudeCode {
+        /// Judge in this process with this configuration (default: the
+        /// embedded defaults, unless --url is given).
+        #[arg(long, conflicts_with = "url")]
+        config: Option<PathBuf>,
+        /// Judge through the daemon at this URL (http), e.g. http://127.0.0.1:8787.
+        #[arg(long)]
+        url: Option<String>,
+        /// The environment variable holding the daemon's agent token.
+        #[arg(long, default_value = "WARDEN_TOKEN")]
+        token_env: String,
+        /// How long to wait for the daemon, in milliseconds.
+        #[arg(long, default_value_t = 2000)]
+        timeout_ms: u64,
+    },
+}
+
+pub(crate) fn run(args: HookArgs) -> anyhow::Result<std::process::ExitCode> {
+    match args.harness {
+        Harness::ClaudeCode {
+            config,
+            url,
+            token_env,
+            timeout_ms,
+        } => {
+            let judge = match &url {
+                Some(url) => Judge::Daemon {
+                    url,
+                    token: std::env::var(&token_env).ok(),
+                    timeout: std::time::Duration::from_millis(timeout_ms),
+                },
+                None => Judge::Config(config.as_deref()),
+            };
+            claude_code(&judge)
+        }
+    }
 }
 
 #[cfg(test)]

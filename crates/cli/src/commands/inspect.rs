@@ -1,9 +1,10 @@
 //! `warden inspect`: the facts about a component and the host's verdict on it.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
+use clap::Args;
 
 /// `warden inspect`: the facts about a component and the host's verdict on it.
 pub(crate) fn inspect(component: &Path, json: bool) -> anyhow::Result<ExitCode> {
@@ -55,4 +56,18 @@ pub(crate) fn inspect(component: &Path, json: bool) -> anyhow::Result<ExitCode> 
     } else {
         ExitCode::from(1)
     })
+}
+
+// The arguments of `warden inspect`.
+#[derive(Args)]
+pub(crate) struct InspectArgs {
+    /// The component (.wasm).
+    component: PathBuf,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(crate) fn run(args: InspectArgs) -> anyhow::Result<ExitCode> {
+    inspect(&args.component, args.json)
 }

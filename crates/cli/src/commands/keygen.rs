@@ -1,7 +1,9 @@
 //! `warden keygen`: a new Ed25519 key pair for signing decisions.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+use clap::Args;
 
 pub(crate) fn keygen(prefix: &Path) -> anyhow::Result<ExitCode> {
     let key = warden::signing::generate()?;
@@ -12,4 +14,16 @@ pub(crate) fn keygen(prefix: &Path) -> anyhow::Result<ExitCode> {
         public.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+// The arguments of `warden keygen`.
+#[derive(Args)]
+pub(crate) struct KeygenArgs {
+    /// Where to write the keys, without extension.
+    #[arg(long, default_value = "warden-signing")]
+    out: PathBuf,
+}
+
+pub(crate) fn run(args: KeygenArgs) -> anyhow::Result<ExitCode> {
+    keygen(&args.out)
 }

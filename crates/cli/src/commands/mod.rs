@@ -1,4 +1,5 @@
-//! One module per subcommand of `warden`.
+//! One module per subcommand of `warden`: its arguments (a clap `Args`) and
+//! its `run`.
 
 pub(crate) mod approval;
 pub(crate) mod bench;
@@ -12,5 +13,6 @@ pub(crate) mod interaction;
 pub(crate) mod keygen;
 pub(crate) mod new;
 pub(crate) mod scaffold;
+pub(crate) mod serve;
 pub(crate) mod test;
 pub(crate) mod verify;

@@ -3,6 +3,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::{Args, Subcommand};
+
 pub(crate) fn new_provider(
     name: &str,
     dir: Option<PathBuf>,
@@ -24,4 +26,34 @@ pub(crate) fn new_provider(
         scaffold.dir.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+// The arguments of `warden new`: what to create.
+#[derive(Args)]
+pub(crate) struct NewArgs {
+    #[command(subcommand)]
+    what: What,
+}
+
+#[derive(Subcommand)]
+enum What {
+    /// A provider crate in Rust (manifest, source, unit tests, config,
+    /// vectors) that builds and passes its vectors as generated.
+    Provider {
+        /// The provider's name: lower-case letters, digits, '-' and '_'.
+        name: String,
+        /// Where to create it (default: ./NAME); must not exist or be empty.
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// The provider SDK (sdk/provider of a Warden checkout); default: the
+        /// one this binary was built from.
+        #[arg(long)]
+        sdk: Option<PathBuf>,
+    },
+}
+
+pub(crate) fn run(args: NewArgs) -> anyhow::Result<ExitCode> {
+    match args.what {
+        What::Provider { name, dir, sdk } => new_provider(&name, dir, sdk),
+    }
 }

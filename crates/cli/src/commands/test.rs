@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
+use clap::Args;
 use warden_server::Config;
 
 /// `warden test`: loads the component as the only provider, under the same
@@ -108,4 +109,33 @@ pub(crate) fn test(
     } else {
         ExitCode::from(1)
     })
+}
+
+// The arguments of `warden test`.
+#[derive(Args)]
+pub(crate) struct TestArgs {
+    /// The provider component (.wasm).
+    component: PathBuf,
+    /// The vectors file.
+    #[arg(long)]
+    vectors: PathBuf,
+    /// The provider's configuration (YAML or JSON): what goes under `config:`.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// A sandbox limit, e.g. `memory_mb=256` or `fuel=2000000000` (repeatable).
+    #[arg(long = "limit", value_name = "KEY=VALUE")]
+    limits: Vec<String>,
+    /// Print every vector, not only the failures.
+    #[arg(long, short)]
+    verbose: bool,
+}
+
+pub(crate) fn run(args: TestArgs) -> anyhow::Result<ExitCode> {
+    test(
+        &args.component,
+        &args.vectors,
+        args.config.as_deref(),
+        &args.limits,
+        args.verbose,
+    )
 }

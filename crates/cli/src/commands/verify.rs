@@ -1,9 +1,10 @@
 //! `warden verify-decision`: check a signed decision record against a public key.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
+use clap::Args;
 
 use crate::commands::input::read_request;
 
@@ -48,4 +49,21 @@ pub(crate) fn verify_decision(
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+// The arguments of `warden verify-decision`.
+#[derive(Args)]
+pub(crate) struct VerifyDecisionArgs {
+    /// The public key (SPKI PEM; a private key file works too).
+    #[arg(long)]
+    key: PathBuf,
+    /// The record, or `-` for stdin.
+    file: String,
+    /// Also fail (exit 1) when the decision has expired.
+    #[arg(long)]
+    check_expiry: bool,
+}
+
+pub(crate) fn run(args: VerifyDecisionArgs) -> anyhow::Result<ExitCode> {
+    verify_decision(&args.key, &args.file, args.check_expiry)
 }

@@ -170,7 +170,7 @@ pub async fn check_edit(
         .map_err(ApiError::from)?;
     let answer = TrialAnswer {
         request_id: trial.request_id,
-        verdict: crate::decision_log::status_verdict(judged.status),
+        verdict: warden_log::status_verdict(judged.status),
         decided_by: judged.decided_by,
         reasons: judged.reasons,
     };

@@ -1,6 +1,7 @@
 //! What an embedder of the library compiles: the facade's dependency tree,
 //! with its default features, holds no server, database, metrics, file
-//! watching, command line or allocator crate, and tokio only as wasmtime-wasi's.
+//! watching, command line or allocator crate, and tokio only as wasmtime-wasi's;
+//! nor does the decision log's, which the library is to write too.
 
 use std::process::Command;
 
@@ -49,17 +50,29 @@ fn crates_in(tree: &str) -> Vec<&str> {
         .collect()
 }
 
-#[test]
-fn the_library_links_no_daemon_database_cli_or_allocator_crate() {
-    let listed = tree("warden", &["--prefix", "none"]);
+/// Fails naming the path by which `package` reaches a crate that belongs to
+/// the daemon or the binary.
+fn assert_links_none_of_the_daemons(package: &str) {
+    let listed = tree(package, &["--prefix", "none"]);
     let crates = crates_in(&listed);
     for forbidden in NOT_IN_THE_LIBRARY {
         assert!(
             !crates.contains(forbidden),
-            "the warden crate depends on {forbidden}:\n{}",
-            tree("warden", &["--invert", forbidden])
+            "the {package} crate depends on {forbidden}:\n{}",
+            tree(package, &["--invert", forbidden])
         );
     }
+}
+
+#[test]
+fn the_library_links_no_daemon_database_cli_or_allocator_crate() {
+    assert_links_none_of_the_daemons("warden");
+}
+
+#[test]
+fn the_decision_log_links_no_daemon_database_cli_or_allocator_crate() {
+    // The library and the Python module write the log too (issue 23).
+    assert_links_none_of_the_daemons("warden-log");
 }
 
 #[test]

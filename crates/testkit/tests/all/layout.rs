@@ -28,6 +28,7 @@ const ORDER: &[&str] = &[
     "warden_analysis",
     "warden_policy",
     "warden_runtime",
+    "warden_log",
     "warden",
     "warden_approval",
     "warden_server",

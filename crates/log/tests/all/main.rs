@@ -1,0 +1,3 @@
+//! The decision log's integration tests, through its public API.
+
+mod lines;
