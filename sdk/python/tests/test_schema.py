@@ -190,7 +190,9 @@ def test_a_daemon_style_evaluation_validates_and_parses():
         "metadata": {},
         "decided_by": "provider:allowlist",
         "interaction_mode": "interactive",
-        "stages": [{"stage": "provider:allowlist", "verdict": "deny", "codes": ["oap.tool_not_allowed"], "duration_us": 12}],
+        "stages": [
+            {"stage": "provider:allowlist", "verdict": "deny", "codes": ["oap.tool_not_allowed"], "duration_us": 12}
+        ],
         "generation": 1,
         "duration_us": 40,
         "judged_at": "2026-01-01T00:00:00Z",
@@ -208,7 +210,13 @@ def test_a_daemon_style_evaluation_validates_and_parses():
             "bash",
             {"command": "ls"},
             tool_call_id="call-1",
-            context={"thread_id": "t", "run_id": "r", "user_role": "admin", "interaction_mode": "scheduled", "cwd": None},
+            context={
+                "thread_id": "t",
+                "run_id": "r",
+                "user_role": "admin",
+                "interaction_mode": "scheduled",
+                "cwd": None,
+            },
         ),
     ],
 )
@@ -221,7 +229,10 @@ def test_the_other_bodies_the_client_sends_are_valid():
     validate(SCHEMAS["RevokeRequest"], {"reviewer": "alice"})
     validate(SCHEMAS["RevokeRequest"], {})
     validate(SCHEMAS["ClearRequest"], {"reason": "wrong thread", "reviewer": "alice"})
-    resume = {"decisions": [{"request_id": "req_1", "decision": "approve", "grant": {"minutes": 5}}], "reviewer": "alice"}
+    resume = {
+        "decisions": [{"request_id": "req_1", "decision": "approve", "grant": {"minutes": 5}}],
+        "reviewer": "alice",
+    }
     validate(SCHEMAS["ResumeRequest"], resume)
     validate(SCHEMAS["ResumeRequest"], {"reject_all": {"message": "no"}})
     with pytest.raises(AssertionError):
