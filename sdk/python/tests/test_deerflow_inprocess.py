@@ -84,8 +84,9 @@ def deerflow_agent(tmp_path, calls, checkpointer=True, **config):
     from deerflow.guardrails.middleware import GuardrailMiddleware
     from deerflow.reflection import resolve_variable
     from langgraph.checkpoint.memory import InMemorySaver
-    from scripted import bash, scripted, web_search, write_file
+    from scripted import RAN, bash, scripted, web_search, write_file
 
+    RAN.clear()  # what the graph's tools run, from here on
     guardrails = GuardrailsConfig.model_validate(
         {
             "enabled": True,
@@ -174,23 +175,37 @@ def hops(monkeypatch):
     return sent
 
 
-def test_in_an_async_graph_a_call_is_judged_on_the_loop_with_the_runs_context(deerflow, tmp_path, hops):
+@pytest.fixture
+def judged(monkeypatch):
+    """The evaluations warden.Warden.decide returned, in order."""
+    from warden.inprocess import Warden
+
+    answers = []
+    decide = Warden.decide
+
+    def recording(self, call):
+        answers.append(decide(self, call))
+        return answers[-1]
+
+    monkeypatch.setattr(Warden, "decide", recording)
+    return answers
+
+
+def test_in_an_async_graph_a_call_is_judged_on_the_loop_with_the_runs_context(deerflow, tmp_path, hops, judged):
     import asyncio
 
     from langchain_core.messages import HumanMessage
-    from scripted import tool_messages
 
     # No checkpointer, no thread: nothing touches the store; the budget covers
     # the example's limits (its providers keep the 100 ms default).
     graph = deerflow_agent(
-        tmp_path, [_call("c1", "bash", command="git push origin main")], checkpointer=False, inline_budget_ms=10_000
+        tmp_path, [_call("c1", "web_search", query="guardrails")], checkpointer=False, inline_budget_ms=10_000
     )
     messages = {"messages": [HumanMessage("go")]}
-    state = asyncio.run(graph.ainvoke(messages, context={"run_interaction_mode": "scheduled"}))
+    asyncio.run(graph.ainvoke(messages, context={"run_interaction_mode": "scheduled"}))
     # The run's mode came from LangGraph's context, read on the loop.
-    content = tool_messages(state)["c1"].content
-    assert "(warden.ask_unavailable)" in content and "scheduled" in content
-    assert _ran() == [] and hops == []
+    assert [(e.verdict, e.interaction_mode) for e in judged] == [("allow", "scheduled")]
+    assert _ran() == [("web_search", "guardrails")] and hops == []
 
 
 def test_in_an_async_graph_over_the_budget_the_call_is_judged_off_the_loop(deerflow, tmp_path, hops):
@@ -208,13 +223,12 @@ def test_in_an_async_graph_an_ask_pauses_and_the_relayed_approval_runs_it(deerfl
 
     from langchain_core.messages import HumanMessage
     from langgraph.types import Command
-    from scripted import RAN, answer
+    from scripted import answer
 
     # A thread: judged off the loop (its pause is in the store); LangGraph's
     # interrupt() still reaches the graph from the worker thread.
     graph = deerflow_agent(tmp_path, [_call("c1", "bash", command="git push origin main")], inline_budget_ms=10_000)
     config = {"configurable": {"thread_id": request.node.name}}
-    RAN.clear()
     state = asyncio.run(graph.ainvoke({"messages": [HumanMessage("go")]}, config))
     [pause] = state["__interrupt__"]
     assert pause.value["action_requests"][0]["args"] == {"command": "git push origin main"}

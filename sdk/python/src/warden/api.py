@@ -129,4 +129,14 @@ class WardenAPI(Protocol):
         ...
 
 
+if TYPE_CHECKING:
+    from .client import WardenClient
+    from .inprocess import Warden
+
+    def _both_faces_implement_it(client: WardenClient, warden: Warden) -> List[WardenAPI]:
+        # Checked by mypy (strict, in scripts/test): a method either face lacks,
+        # or types otherwise, is an error here.
+        return [client, warden]
+
+
 __all__ = ["WardenAPI"]
