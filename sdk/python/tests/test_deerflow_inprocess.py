@@ -237,6 +237,27 @@ def test_in_an_async_graph_an_ask_pauses_and_the_relayed_approval_runs_it(deerfl
     assert _ran() == [("bash", "git push origin main")]
 
 
+class OlderClient:
+    """A client of the caller's own, written before WardenAPI had judges_inline."""
+
+    def __init__(self, warden):
+        self._warden = warden
+
+    def is_internal(self):
+        return self._warden.is_internal()
+
+    def decide(self, call):
+        return self._warden.decide(call)
+
+
+def test_a_client_without_judges_inline_is_judged_off_the_loop_as_before(provider, hops):
+    import asyncio
+
+    older = WardenProvider(client=OlderClient(provider.client))
+    decision = asyncio.run(older.aevaluate(GuardrailRequest(tool_name="web_search", tool_input={"query": "x"})))
+    assert decision.allow is True and hops == ["evaluate"]
+
+
 def _call(id, name, **args):
     return importlib.import_module("scripted").call(id, name, **args)
 

@@ -282,11 +282,11 @@ class WardenProvider:
         store, goes to a worker thread. Otherwise the whole call runs on a
         worker thread. Either thread starts with a copy of the task's context,
         so LangGraph's ``interrupt()`` works from it."""
-        if not self.client.judges_inline():
+        if not _judges_inline(self.client):
             return await asyncio.to_thread(self.evaluate, request)
         try:
             run, context, can_pause, call = self._prepare(request)
-            if not self.client.judges_inline(call):
+            if not _judges_inline(self.client, call):
                 # It names a thread, whose pause is looked up in the store.
                 return await asyncio.to_thread(self._judge, request, run, context, can_pause, call)
             evaluation = self.client.decide(call)
@@ -376,6 +376,14 @@ class WardenProvider:
             tool_input.clear()
             tool_input.update(call.args)
         return _decision_of(result, evaluation)
+
+
+def _judges_inline(client: WardenAPI, call: Optional[Mapping[str, Any]] = None) -> bool:
+    """Whether the client judges ``call`` on the event loop. A client of the
+    caller's own written before :class:`WardenAPI` had ``judges_inline``
+    judges off the loop, as every client did then."""
+    judges = getattr(client, "judges_inline", None)
+    return bool(judges(call)) if judges is not None else False
 
 
 def _pending(evaluation: Evaluation) -> bool:
