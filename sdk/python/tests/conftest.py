@@ -8,6 +8,7 @@ missing package a failure. The in-process tests need the native module
 ``warden._native`` the same way (``WARDEN_REQUIRE_NATIVE=1``).
 """
 
+import asyncio
 import os
 import pathlib
 import subprocess
@@ -164,3 +165,19 @@ def deerflow_daemon(tmp_path_factory):
     d = Daemon(tmp_path_factory.mktemp("warden-deerflow"), config=ROOT / "examples" / "deerflow" / "warden.yaml")
     yield d
     d.stop()
+
+
+@pytest.fixture
+def hops(monkeypatch):
+    """The package's functions sent to a worker thread (``asyncio.to_thread``,
+    recorded and passed on), in order: which calls left the event loop."""
+    sent = []
+    to_thread = asyncio.to_thread
+
+    async def recording(func, /, *args, **kwargs):
+        if getattr(func, "__module__", "").startswith("warden"):
+            sent.append(func.__name__)
+        return await to_thread(func, *args, **kwargs)
+
+    monkeypatch.setattr(asyncio, "to_thread", recording)
+    return sent

@@ -159,23 +159,6 @@ def test_in_a_graph_a_scheduled_runs_ask_is_a_deny(deerflow, tmp_path, request):
 
 
 @pytest.fixture
-def hops(monkeypatch):
-    """The package's functions sent to a worker thread (asyncio.to_thread), in order."""
-    import asyncio
-
-    sent = []
-    to_thread = asyncio.to_thread
-
-    async def recording(func, /, *args, **kwargs):
-        if getattr(func, "__module__", "").startswith("warden"):
-            sent.append(func.__name__)
-        return await to_thread(func, *args, **kwargs)
-
-    monkeypatch.setattr(asyncio, "to_thread", recording)
-    return sent
-
-
-@pytest.fixture
 def judged(monkeypatch):
     """The evaluations warden.Warden.decide returned, in order."""
     from warden.inprocess import Warden

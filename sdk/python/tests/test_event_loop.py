@@ -37,21 +37,6 @@ def slow_yaml(ms, timeout_ms):
     )
 
 
-@pytest.fixture
-def hops(monkeypatch):
-    """The functions the package sent to a worker thread, in order."""
-    sent = []
-    to_thread = asyncio.to_thread
-
-    async def recording(func, /, *args, **kwargs):
-        if getattr(func, "__module__", "").startswith("warden"):
-            sent.append(func.__name__)
-        return await to_thread(func, *args, **kwargs)
-
-    monkeypatch.setattr(asyncio, "to_thread", recording)
-    return sent
-
-
 async def judged_beside_a_ticker(judge):
     """Runs ``judge()`` (a coroutine) beside a task that ticks every 5 ms;
     the decision, and how many ticks fell while it judged."""

@@ -1,4 +1,5 @@
-"""The native module's type stubs (``warden/_native.pyi``, which mypy reads)
+"""The native module's type stubs (crates/python/python/warden/_native.pyi,
+which the wheel ships and mypy reads through sdk/python/src/warden/_native.pyi)
 name what the built module has: its classes, and each class's methods and
 properties, no more and no fewer. Needs the native module."""
 
@@ -11,7 +12,7 @@ from conftest import ROOT, require_native
 require_native()
 from warden import _native  # noqa: E402
 
-STUB = ast.parse((ROOT / "sdk" / "python" / "src" / "warden" / "_native.pyi").read_text(encoding="utf-8"))
+STUB = ast.parse((ROOT / "crates" / "python" / "python" / "warden" / "_native.pyi").read_text(encoding="utf-8"))
 CLASSES = {node.name: node for node in STUB.body if isinstance(node, ast.ClassDef)}
 
 

@@ -266,13 +266,8 @@ class WardenProvider:
         raises."""
         try:
             return self._evaluate(request)
-        except WardenUnavailable:
-            raise
         except Exception as err:  # every failure is a deny
-            if graph.passes_through(err):
-                raise
-            reason = adapter_failure("the Warden provider", err)
-            return to_decision(Evaluation.local_deny(reason["code"], reason["message"]))
+            return _failed(err)
 
     async def aevaluate(self, request: Any) -> GuardrailDecision:
         """:meth:`evaluate` for DeerFlow's async path. Where the client judges
@@ -294,13 +289,8 @@ class WardenProvider:
                 assert run is not None  # a run that can pause
                 return await asyncio.to_thread(self._pause, request, run, context, evaluation)
             return _answer(evaluation, can_pause)
-        except WardenUnavailable:
-            raise
         except Exception as err:  # every failure is a deny
-            if graph.passes_through(err):
-                raise
-            reason = adapter_failure("the Warden provider", err)
-            return to_decision(Evaluation.local_deny(reason["code"], reason["message"]))
+            return _failed(err)
 
     def _evaluate(self, request: Any) -> GuardrailDecision:
         return self._judge(request, *self._prepare(request))
@@ -376,6 +366,16 @@ class WardenProvider:
             tool_input.clear()
             tool_input.update(call.args)
         return _decision_of(result, evaluation)
+
+
+def _failed(err: Exception) -> GuardrailDecision:
+    """The deny for a failure inside the provider, naming it. An unreachable
+    Warden (DeerFlow's ``fail_closed`` decides) and LangGraph's own control
+    flow (a pause) are raised again."""
+    if isinstance(err, WardenUnavailable) or graph.passes_through(err):
+        raise err
+    reason = adapter_failure("the Warden provider", err)
+    return to_decision(Evaluation.local_deny(reason["code"], reason["message"]))
 
 
 def _judges_inline(client: WardenAPI, call: Optional[Mapping[str, Any]] = None) -> bool:
