@@ -28,7 +28,6 @@ use warden_types::codes::{INPUT_TOO_DEEP, INPUT_TOO_LARGE, UNENCODABLE_INPUT};
 use warden_types::request::{MAX_INPUT_DEPTH, MAX_REQUEST_BYTES};
 
 mod answer;
-mod bound;
 mod convert;
 mod gil;
 
@@ -810,11 +809,11 @@ impl Core {
     }
 
     /// The longest one judgement can take under the live configuration, in
-    /// milliseconds (see `bound.rs`): what `warden.Warden` compares with its
-    /// inline budget to judge on an event loop. A reload changes it.
+    /// milliseconds (`Snapshot::worst_case`): what `warden.Warden` compares
+    /// with its inline budget to judge on an event loop. A reload changes it.
     #[getter]
     fn worst_case_ms(&self) -> f64 {
-        bound::worst_case(&self.warden.snapshot()).as_secs_f64() * 1e3
+        self.warden.snapshot().worst_case().as_secs_f64() * 1e3
     }
 
     /// The caller's role: `internal` or `agent`.
