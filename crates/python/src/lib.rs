@@ -24,7 +24,7 @@ use warden_approval::{
     codes as approval_codes,
 };
 use warden_types::codes::{EVALUATOR_ERROR, STORE_UNAVAILABLE};
-use warden_types::codes::{INPUT_TOO_DEEP, INPUT_TOO_LARGE};
+use warden_types::codes::{INPUT_TOO_DEEP, INPUT_TOO_LARGE, UNENCODABLE_INPUT};
 use warden_types::request::{MAX_INPUT_DEPTH, MAX_REQUEST_BYTES};
 
 mod answer;
@@ -48,10 +48,6 @@ use convert::Problem;
 /// binary's do.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-/// The reason code of a call whose arguments JSON cannot carry: the same code
-/// and message the HTTP client answers (`warden.encoding`).
-const UNENCODABLE_INPUT: &str = "warden.unencodable_input";
 
 pyo3::create_exception!(
     _native,
@@ -810,6 +806,14 @@ impl Core {
                 "providers": snapshot.providers.providers().len(),
             }),
         )
+    }
+
+    /// The longest one judgement can take under the live configuration, in
+    /// milliseconds (`Snapshot::worst_case`): what `warden.Warden` compares
+    /// with its inline budget to judge on an event loop. A reload changes it.
+    #[getter]
+    fn worst_case_ms(&self) -> f64 {
+        self.warden.snapshot().worst_case().as_secs_f64() * 1e3
     }
 
     /// The caller's role: `internal` or `agent`.

@@ -169,7 +169,42 @@ impl Limits {
         std::time::Duration::from_millis(self.timeout_ms)
     }
 
+    /// The longest one call into the component can take under these limits:
+    /// the wait for a free instance (up to `timeout_ms`), then, when the pool
+    /// has no warm one, making and configuring a new one, and the call itself,
+    /// each of those two stopped at the epoch tick after its own deadline. A
+    /// host that must not wait longer than some budget (an event loop) decides
+    /// by this, not by `timeout_ms`.
+    pub fn worst_case(&self) -> std::time::Duration {
+        let timeout = self.timeout();
+        let in_guest = crate::engine::EPOCH_TICK
+            .saturating_mul(crate::engine::SandboxEngine::ticks_for(timeout) as u32);
+        timeout.saturating_add(in_guest.saturating_mul(2))
+    }
+
     pub fn memory_bytes(&self) -> usize {
         (self.memory_mb as usize) << 20
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn the_worst_case_of_a_call_counts_the_wait_the_configure_and_the_call() {
+        let limits = Limits {
+            timeout_ms: 1,
+            ..Limits::default()
+        };
+        // 1 ms waiting for an instance, then 2 ticks (1 ms and the tick after
+        // it) each for configuring a new one and for the call.
+        assert_eq!(limits.worst_case(), Duration::from_millis(5));
+        let limits = Limits {
+            timeout_ms: 100,
+            ..Limits::default()
+        };
+        assert_eq!(limits.worst_case(), Duration::from_millis(100 + 2 * 101));
     }
 }

@@ -1,7 +1,9 @@
 //! Every reason code Warden itself emits, in one place: the host, the native
 //! core, the approval gate and the daemon take their codes from here, and so can
 //! a provider (this crate builds for `wasm32-wasip2`) or a harness matching on
-//! them. A provider's own codes are its business; these are the host's.
+//! them. The Python package's `warden.codes` is generated from this file
+//! (`scripts/python-codes`; a test fails when it is stale). A provider's own
+//! codes are its business; these are the host's and its SDKs'.
 //!
 //! Codes are stable: a harness may branch on them. `warden.*` codes are the
 //! host's, `oap.*` the Open Agent Passport's shared vocabulary, `perm.*` the
@@ -151,3 +153,28 @@ pub const APPROVAL_NOT_ASKED: &str = "warden.approval_not_asked";
 pub const OVERLOADED: &str = "warden.overloaded";
 /// The approval store is locked past its busy timeout.
 pub const STORE_UNAVAILABLE: &str = "warden.store_unavailable";
+
+// What a client or a harness adapter answers itself: a deny for a call that
+// never reached a judgement, or whose answer could not be used.
+
+/// The call holds a value JSON cannot carry (`NaN`, a lone surrogate): denied
+/// before it is sent.
+pub const UNENCODABLE_INPUT: &str = "warden.unencodable_input";
+/// The daemon refused the harness's token (401).
+pub const UNAUTHORIZED: &str = "warden.unauthorized";
+/// The harness's token may not ask this (403).
+pub const FORBIDDEN: &str = "warden.forbidden";
+/// The daemon refused the request otherwise (400, 409, 413, 422, ...).
+pub const REFUSED: &str = "warden.refused";
+/// The request was sent, but no answer came (a reset, a timeout, a closed
+/// connection, a body that is not Warden's).
+pub const NO_ANSWER: &str = "warden.no_answer";
+/// The adapter failed itself (an exception of its own): the call is denied.
+pub const ADAPTER_FAILED: &str = "warden.adapter_failed";
+/// A relayed approval was answered before: its calls are not run again.
+pub const ALREADY_ANSWERED: &str = "warden.already_answered";
+/// The human's answer could not be used (not one decision per request, or no
+/// reviewer named).
+pub const INVALID_ANSWER: &str = "warden.invalid_answer";
+/// A tool call Warden did not judge, refused before it runs.
+pub const NOT_JUDGED: &str = "warden.not_judged";

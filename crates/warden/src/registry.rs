@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use arc_swap::ArcSwap;
 
@@ -153,6 +153,30 @@ impl Snapshot {
             out.push((c.name(), f));
         }
         out
+    }
+
+    /// The longest one judgement can take under this snapshot: the sum of the
+    /// worst cases (`Limits::worst_case`: the wait for an instance, configuring
+    /// a new one, the call) of every component a call can run through, the
+    /// providers (when `guardrails.enabled`) and the classifier. The native
+    /// stages, whose work grows with the call's size within the request
+    /// limits, are not counted. A host that must not wait past some budget (an
+    /// event loop, for `warden.Warden` in Python) decides by this.
+    pub fn worst_case(&self) -> Duration {
+        let providers: Duration = if self.guardrails.enabled {
+            self.providers
+                .providers()
+                .iter()
+                .map(|p| p.limits().worst_case())
+                .sum()
+        } else {
+            Duration::ZERO
+        };
+        let classifier = self
+            .classifier
+            .as_ref()
+            .map_or(Duration::ZERO, |c| c.limits().worst_case());
+        providers + classifier
     }
 
     /// Loads everything a configuration names; the first failure fails the load.

@@ -171,7 +171,7 @@ def main():
         # Throughput: about half a second per measurement, 1 and 2 threads
         # alternated in rounds too; the medians are reported.
         rates = {}
-        loops = scenarios + [("control: sha256 of 1 MiB, no GIL", control)]
+        loops = [*scenarios, ("control: sha256 of 1 MiB, no GIL", control)]
         for _ in range(args.rounds):
             for name, make in loops:
                 calls = {"daemon over HTTP": 2000, "control: sha256 of 1 MiB, no GIL": 300}.get(name, args.calls * 2)
@@ -185,7 +185,8 @@ def main():
         }
 
         print()
-        print("| scenario | p50 µs (median of rounds) | p99 µs (median of rounds) | calls/s, 1 thread | calls/s, 2 threads |")
+        print("| scenario | p50 µs (median of rounds) | p99 µs (median of rounds) ", end="")
+        print("| calls/s, 1 thread | calls/s, 2 threads |")
         print("|---|---|---|---|---|")
         for name, _ in scenarios:
             p50 = statistics.median(r[0] for r in results[name])

@@ -8,9 +8,11 @@ missing package a failure. The in-process tests need the native module
 ``warden._native`` the same way (``WARDEN_REQUIRE_NATIVE=1``).
 """
 
+import asyncio
 import os
 import pathlib
 import subprocess
+from typing import Optional
 
 import pytest
 
@@ -72,14 +74,16 @@ def warden_bin() -> pathlib.Path:
 class Daemon:
     """A running ``warden serve``; ``url`` is where it listens."""
 
-    def __init__(self, directory: pathlib.Path, providers: str = "", extra: str = "", config: pathlib.Path = None):
+    def __init__(
+        self, directory: pathlib.Path, providers: str = "", extra: str = "", config: Optional[pathlib.Path] = None
+    ):
         self.dir = directory
         self.dir.mkdir(parents=True, exist_ok=True)
         if config is None:
             config = self.dir / "warden.yaml"
             config.write_text(f"{extra}guardrails:\n  providers:\n{providers}\n{TOKENS}")
         self.config = config
-        self.stderr = open(self.dir / "stderr.log", "wb")
+        self.stderr = open(self.dir / "stderr.log", "wb")  # noqa: SIM115 - the daemon writes it until stop()
         self.process = subprocess.Popen(
             [
                 str(warden_bin()),
@@ -147,7 +151,7 @@ def asking_daemon(tmp_path_factory):
     d.stop()
 
 
-@pytest.fixture()
+@pytest.fixture
 def approval_daemon(tmp_path):
     """A daemon on which `bash` needs a human's approval (a fresh store per test)."""
     d = Daemon(tmp_path / "warden-approval", ALLOWLIST, extra="hitl_approval:\n  tools: [bash]\n")
@@ -161,3 +165,19 @@ def deerflow_daemon(tmp_path_factory):
     d = Daemon(tmp_path_factory.mktemp("warden-deerflow"), config=ROOT / "examples" / "deerflow" / "warden.yaml")
     yield d
     d.stop()
+
+
+@pytest.fixture
+def hops(monkeypatch):
+    """The package's functions sent to a worker thread (``asyncio.to_thread``,
+    recorded and passed on), in order: which calls left the event loop."""
+    sent = []
+    to_thread = asyncio.to_thread
+
+    async def recording(func, /, *args, **kwargs):
+        if getattr(func, "__module__", "").startswith("warden"):
+            sent.append(func.__name__)
+        return await to_thread(func, *args, **kwargs)
+
+    monkeypatch.setattr(asyncio, "to_thread", recording)
+    return sent

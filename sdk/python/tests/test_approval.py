@@ -3,9 +3,9 @@ token with ``relay: true`` relays a named human's answer; an agent's never
 approves; the same answer relayed twice is a replay that runs nothing."""
 
 import pytest
+from conftest import AGENT, APPROVER, RELAY
 
 from warden import WardenClient, WardenHTTPError
-from conftest import AGENT, APPROVER, RELAY
 
 RESPONSE = {
     "message": {
@@ -65,8 +65,12 @@ def test_an_approvers_grant_lets_the_same_call_run_and_revoking_it_pauses_again(
     agent = WardenClient(approval_daemon.url, RELAY)
     approver = WardenClient(approval_daemon.url, APPROVER)
     outcome = agent.submit_tool_calls("t-5", "run-1", RESPONSE)
-    answer = {"decisions": [{"request_id": r["request_id"], "decision": "approve", "grant": {"minutes": 10}}
-                            for r in outcome["requests"]]}
+    answer = {
+        "decisions": [
+            {"request_id": r["request_id"], "decision": "approve", "grant": {"minutes": 10}}
+            for r in outcome["requests"]
+        ]
+    }
     approver.resume("t-5", outcome["approval_id"], answer)
     [grant] = approver.grants()
     assert grant["granted_by"] == "alice" and grant["thread_id"] == "t-5"

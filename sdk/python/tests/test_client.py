@@ -4,9 +4,9 @@ import asyncio
 import socket
 
 import pytest
+from conftest import ADMIN, AGENT, INTERNAL
 
 from warden import WardenClient, WardenHTTPError, WardenUnavailable
-from conftest import ADMIN, AGENT, INTERNAL
 
 
 def test_a_listed_tool_is_allowed(daemon):

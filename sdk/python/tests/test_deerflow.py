@@ -12,10 +12,10 @@ from datetime import datetime, timezone
 from types import SimpleNamespace
 
 import pytest
+from conftest import ADMIN, AGENT, INTERNAL
 
 from warden import WardenClient
 from warden.deerflow import GuardrailRequest, WardenProvider, to_decision, to_tool_call
-from conftest import ADMIN, AGENT, INTERNAL
 
 
 def request(tool_name, tool_input=None, **kw):

@@ -9,7 +9,6 @@ runs without approval."""
 import math
 
 import pytest
-
 from conftest import ADMIN, INTERNAL, RELAY, require
 
 require("deerflow")
@@ -49,7 +48,6 @@ def deerflow_agent(daemon, calls, *, checkpointer=True, **config):
         features=RuntimeFeatures(sandbox=False, guardrail=guardrail, loop_detection=False),
         checkpointer=InMemorySaver() if checkpointer else None,
     )
-
 
 
 def run(graph, thread, context=None):
@@ -143,14 +141,14 @@ def test_a_thread_waiting_for_a_human_denies_other_calls(deerflow_daemon, reques
 
 def test_an_allowed_call_runs(deerflow_daemon, request):
     graph = deerflow_agent(deerflow_daemon, [call("c1", "web_search", query="deerflow guardrails")])
-    _, state = run(graph, request.node.name)
+    run(graph, request.node.name)
     assert RAN == [("web_search", "deerflow guardrails")]
 
 
 # --- a permission ask pauses; the human approves, edits or rejects --------------------
 
 
-@pytest.fixture()
+@pytest.fixture
 def paused_push(deerflow_daemon, request):
     graph = deerflow_agent(deerflow_daemon, [call("c1", "bash", command="git push origin main")])
     config, state = run(graph, request.node.name)
@@ -243,4 +241,3 @@ def test_a_listed_tool_is_denied_in_a_scheduled_run(deerflow_daemon, request):
     _, state = run(graph, request.node.name)
     assert "__interrupt__" not in state and RAN == []
     assert "(warden.approval_unavailable)" in tool_messages(state)["c1"].content
-

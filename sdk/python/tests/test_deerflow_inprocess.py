@@ -6,8 +6,8 @@ test_deerflow_agent.py); all need the native module."""
 import importlib
 
 import pytest
-
 from conftest import ROOT, require, require_native
+
 from warden.deerflow import GuardrailRequest, WardenProvider
 
 require_native()
@@ -19,25 +19,25 @@ def codes(decision):
     return [r.code for r in decision.reasons]
 
 
-@pytest.fixture()
+@pytest.fixture
 def provider(tmp_path):
     return WardenProvider(config=str(EXAMPLE), data_dir=str(tmp_path), framework="deerflow")
 
 
 def test_neither_url_nor_config_is_refused_naming_both():
-    with pytest.raises(ValueError, match="exactly one of `url`.*and `config`.*neither"):
+    with pytest.raises(ValueError, match=r"exactly one of `url`.*and `config`.*neither"):
         WardenProvider(token="t" * 24)
 
 
 def test_both_url_and_config_are_refused_naming_both():
-    with pytest.raises(ValueError, match="exactly one of `url`.*and `config`.*both"):
+    with pytest.raises(ValueError, match=r"exactly one of `url`.*and `config`.*both"):
         WardenProvider(url="http://127.0.0.1:8787", config=str(EXAMPLE), token="t" * 24)
 
 
 def test_a_config_that_does_not_load_stops_deerflow_from_starting(tmp_path):
     bad = tmp_path / "warden.yaml"
     bad.write_text("guardrails:\n  providers: 3\n")
-    with pytest.raises(ValueError, match="guardrails.providers"):
+    with pytest.raises(ValueError, match=r"guardrails\.providers"):
         WardenProvider(config=str(bad), data_dir=str(tmp_path))
 
 
@@ -70,13 +70,13 @@ def test_an_ask_outside_a_graph_is_a_deny(provider):
 # --- in DeerFlow's own agent graph -------------------------------------------------------
 
 
-@pytest.fixture()
+@pytest.fixture
 def deerflow():
     """The real DeerFlow, or a skip (a failure under WARDEN_REQUIRE_HARNESSES=1)."""
     return require("deerflow")
 
 
-def deerflow_agent(tmp_path, calls, **config):
+def deerflow_agent(tmp_path, calls, checkpointer=True, **config):
     require("deerflow")
     from deerflow.agents.factory import create_deerflow_agent
     from deerflow.agents.features import RuntimeFeatures
@@ -84,8 +84,9 @@ def deerflow_agent(tmp_path, calls, **config):
     from deerflow.guardrails.middleware import GuardrailMiddleware
     from deerflow.reflection import resolve_variable
     from langgraph.checkpoint.memory import InMemorySaver
-    from scripted import bash, scripted, web_search, write_file
+    from scripted import RAN, bash, scripted, web_search, write_file
 
+    RAN.clear()  # what the graph's tools run, from here on
     guardrails = GuardrailsConfig.model_validate(
         {
             "enabled": True,
@@ -102,7 +103,7 @@ def deerflow_agent(tmp_path, calls, **config):
         scripted(calls),
         [bash, write_file, web_search],
         features=RuntimeFeatures(sandbox=False, guardrail=guardrail, loop_detection=False),
-        checkpointer=InMemorySaver(),
+        checkpointer=InMemorySaver() if checkpointer else None,
     )
 
 
@@ -152,6 +153,92 @@ def test_in_a_graph_a_scheduled_runs_ask_is_a_deny(deerflow, tmp_path, request):
     assert "__interrupt__" not in state and _ran() == []
     content = tool_messages(state)["c1"].content
     assert "(warden.ask_unavailable)" in content and "scheduled" in content
+
+
+# --- DeerFlow's async path: on the event loop where the budget allows -------------------
+
+
+@pytest.fixture
+def judged(monkeypatch):
+    """The evaluations warden.Warden.decide returned, in order."""
+    from warden.inprocess import Warden
+
+    answers = []
+    decide = Warden.decide
+
+    def recording(self, call):
+        answers.append(decide(self, call))
+        return answers[-1]
+
+    monkeypatch.setattr(Warden, "decide", recording)
+    return answers
+
+
+def test_in_an_async_graph_a_call_is_judged_on_the_loop_with_the_runs_context(deerflow, tmp_path, hops, judged):
+    import asyncio
+
+    from langchain_core.messages import HumanMessage
+
+    # No checkpointer, no thread: nothing touches the store; the budget covers
+    # the example's limits (its providers keep the 100 ms default).
+    graph = deerflow_agent(
+        tmp_path, [_call("c1", "web_search", query="guardrails")], checkpointer=False, inline_budget_ms=10_000
+    )
+    messages = {"messages": [HumanMessage("go")]}
+    asyncio.run(graph.ainvoke(messages, context={"run_interaction_mode": "scheduled"}))
+    # The run's mode came from LangGraph's context, read on the loop.
+    assert [(e.verdict, e.interaction_mode) for e in judged] == [("allow", "scheduled")]
+    assert _ran() == [("web_search", "guardrails")] and hops == []
+
+
+def test_in_an_async_graph_over_the_budget_the_call_is_judged_off_the_loop(deerflow, tmp_path, hops):
+    import asyncio
+
+    from langchain_core.messages import HumanMessage
+
+    graph = deerflow_agent(tmp_path, [_call("c1", "web_search", query="guardrails")], checkpointer=False)
+    asyncio.run(graph.ainvoke({"messages": [HumanMessage("go")]}))
+    assert _ran() == [("web_search", "guardrails")] and hops == ["evaluate"]
+
+
+def test_in_an_async_graph_an_ask_pauses_and_the_relayed_approval_runs_it(deerflow, tmp_path, request, hops):
+    import asyncio
+
+    from langchain_core.messages import HumanMessage
+    from langgraph.types import Command
+    from scripted import answer
+
+    # A thread: judged off the loop (its pause is in the store); LangGraph's
+    # interrupt() still reaches the graph from the worker thread.
+    graph = deerflow_agent(tmp_path, [_call("c1", "bash", command="git push origin main")], inline_budget_ms=10_000)
+    config = {"configurable": {"thread_id": request.node.name}}
+    state = asyncio.run(graph.ainvoke({"messages": [HumanMessage("go")]}, config))
+    [pause] = state["__interrupt__"]
+    assert pause.value["action_requests"][0]["args"] == {"command": "git push origin main"}
+    assert _ran() == [] and hops == ["_judge"]
+    asyncio.run(graph.ainvoke(Command(resume=answer({"type": "approve"})), config))
+    assert _ran() == [("bash", "git push origin main")]
+
+
+class OlderClient:
+    """A client of the caller's own, written before WardenAPI had judges_inline."""
+
+    def __init__(self, warden):
+        self._warden = warden
+
+    def is_internal(self):
+        return self._warden.is_internal()
+
+    def decide(self, call):
+        return self._warden.decide(call)
+
+
+def test_a_client_without_judges_inline_is_judged_off_the_loop_as_before(provider, hops):
+    import asyncio
+
+    older = WardenProvider(client=OlderClient(provider.client))
+    decision = asyncio.run(older.aevaluate(GuardrailRequest(tool_name="web_search", tool_input={"query": "x"})))
+    assert decision.allow is True and hops == ["evaluate"]
 
 
 def _call(id, name, **args):

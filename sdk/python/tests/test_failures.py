@@ -8,9 +8,9 @@ import threading
 import time
 
 import pytest
+from conftest import ADMIN, AGENT
 
 from warden import WardenClient, WardenUnavailable
-from conftest import ADMIN, AGENT
 
 
 def codes(evaluation):

@@ -14,8 +14,8 @@ import threading
 import time
 
 import pytest
-
 from conftest import ALLOWLIST, GUESTS, INTERNAL, TOKENS, Daemon, require_native
+
 from warden import WardenClient, WardenHTTPError
 
 inprocess = require_native()
@@ -77,9 +77,7 @@ CALLS["too-deep"] = ("bash", {"nested": _deep(80)})
 def comparable(evaluation):
     """What must be equal between two answers to the same call: everything
     but timings, the generation's number and the clock."""
-    stages = [
-        {k: v for k, v in stage.items() if k not in ("duration_us", "fuel_used")} for stage in evaluation.stages
-    ]
+    stages = [{k: v for k, v in stage.items() if k not in ("duration_us", "fuel_used")} for stage in evaluation.stages]
     return {
         "verdict": evaluation.verdict,
         "allow": evaluation.allow,
@@ -122,7 +120,7 @@ def parity_warden(parity_daemon, tmp_path_factory):
     return Warden.from_config(parity_daemon.config, data_dir=tmp_path_factory.mktemp("warden-inprocess"))
 
 
-@pytest.fixture()
+@pytest.fixture
 def allowlist(tmp_path):
     return Warden.from_string(f"guardrails:\n  providers:\n{ALLOWLIST}\n", data_dir=tmp_path / "data")
 
@@ -199,13 +197,13 @@ def test_a_bad_value_in_a_dict_is_refused_with_its_key(tmp_path):
 
 
 def test_a_missing_file_is_refused_naming_it(tmp_path):
-    with pytest.raises(WardenConfigError, match="cannot read .*nowhere.yaml"):
+    with pytest.raises(WardenConfigError, match=r"cannot read .*nowhere\.yaml"):
         Warden.from_config(tmp_path / "nowhere.yaml")
 
 
 def test_a_provider_that_cannot_be_loaded_is_refused_naming_it(tmp_path):
     text = "guardrails:\n  providers:\n    - {name: ghost, wasm: missing.wasm}\n"
-    with pytest.raises(WardenConfigError, match="missing.wasm"):
+    with pytest.raises(WardenConfigError, match=r"missing\.wasm"):
         Warden.from_string(text, base_dir=tmp_path, data_dir=tmp_path)
 
 
@@ -282,7 +280,9 @@ def test_a_body_with_an_unknown_key_is_refused_as_the_daemon_refuses_it(parity_d
         WardenClient(parity_daemon.url, INTERNAL).evaluate_call(body)
     with pytest.raises(WardenHTTPError) as local:
         parity_warden.evaluate_call(body)
-    assert (local.value.status, local.value.code) == (daemon.value.status, daemon.value.code) == (400, "invalid_request")
+    assert (
+        (local.value.status, local.value.code) == (daemon.value.status, daemon.value.code) == (400, "invalid_request")
+    )
     assert "tool_kind" in local.value.message
 
 
@@ -323,7 +323,9 @@ def test_decide_turns_a_refusal_into_a_deny(parity_warden):
 
 
 def test_an_unencodable_argument_is_the_clients_deny_naming_it(parity_daemon, parity_warden):
-    daemon = WardenClient(parity_daemon.url, INTERNAL).decide({"tool_name": "bash", "tool_input": {"timeout": math.nan}})
+    daemon = WardenClient(parity_daemon.url, INTERNAL).decide(
+        {"tool_name": "bash", "tool_input": {"timeout": math.nan}}
+    )
     local = parity_warden.evaluate("bash", {"timeout": math.nan})
     assert local.verdict == "deny" and codes(local) == codes(daemon) == ["warden.unencodable_input"]
     assert local.reasons[0].message == daemon.reasons[0].message
@@ -342,7 +344,9 @@ def test_a_call_larger_than_the_daemon_takes_is_denied(parity_warden):
 
 
 def test_the_internal_caller_may_set_the_interaction_mode(parity_warden):
-    decision = parity_warden.evaluate("bash", {"command": "git push origin main"}, context={"interaction_mode": "scheduled"})
+    decision = parity_warden.evaluate(
+        "bash", {"command": "git push origin main"}, context={"interaction_mode": "scheduled"}
+    )
     assert decision.interaction_mode == "scheduled"
     assert decision.verdict == "deny" and codes(decision)[0] == "warden.ask_unavailable"
 
@@ -375,7 +379,8 @@ def test_a_failing_provider_is_a_deny_and_the_next_call_works(parity_warden, beh
 
 
 def test_a_provider_set_to_fail_open_lets_its_failure_pass(tmp_path):
-    text = f"guardrails:\n  providers:\n    - {{name: flaky, wasm: {HOSTILE}, on_error: allow, config: {{behaviour: panic}}}}\n"
+    provider = f"{{name: flaky, wasm: {HOSTILE}, on_error: allow, config: {{behaviour: panic}}}}"
+    text = f"guardrails:\n  providers:\n    - {provider}\n"
     warden = Warden.from_string(text, data_dir=tmp_path)
     assert warden.evaluate("bash", {"command": "ls"}).allow
 
@@ -448,7 +453,8 @@ def test_reload_swaps_in_the_changed_file(tmp_path):
     assert codes(warden.evaluate("delete_database", {})) == ["oap.tool_not_allowed"]
     before = warden.health()["generation"]
     config.write_text(
-        "guardrails:\n  providers:\n    - {name: allowlist, wasm: builtin:allowlist, config: {allowed_tools: [delete_database]}}\n"
+        "guardrails:\n  providers:\n"
+        "    - {name: allowlist, wasm: builtin:allowlist, config: {allowed_tools: [delete_database]}}\n"
     )
     report = warden.reload()
     assert report["previous_generation"] == before and report["generation"] > before
@@ -532,7 +538,9 @@ def test_two_threads_judge_at_once(tmp_path):
     warden = Warden.from_string(text, data_dir=tmp_path)
     warden.evaluate("bash", {"command": "warm"})
     results = []
-    threads = [threading.Thread(target=lambda: results.append(warden.evaluate("bash", {"command": "ls"}))) for _ in range(2)]
+    threads = [
+        threading.Thread(target=lambda: results.append(warden.evaluate("bash", {"command": "ls"}))) for _ in range(2)
+    ]
     started = time.monotonic()
     for t in threads:
         t.start()

@@ -8,7 +8,6 @@ same interrupt runs nothing."""
 from types import SimpleNamespace
 
 import pytest
-
 from conftest import APPROVER, INTERNAL, RELAY, require
 
 require("langgraph")
@@ -22,7 +21,6 @@ from scripted import RAN, answer, bash, call, read_file, scripted, tool_messages
 
 from warden import WardenClient  # noqa: E402
 from warden.langchain import WardenMiddleware  # noqa: E402
-
 
 MIXED = [
     call("c1", "read_file", path="/mnt/user-data/uploads/brief.md"),  # allowed
@@ -50,7 +48,6 @@ def start(graph, thread):
     return config, graph.invoke({"messages": [HumanMessage("go")]}, config)
 
 
-
 APPROVE = {"type": "approve"}
 REJECT = {"type": "reject", "message": "not this one"}
 
@@ -59,8 +56,7 @@ def edit(name, **args):
     return {"type": "edit", "edited_action": {"name": name, "args": args}}
 
 
-
-@pytest.fixture()
+@pytest.fixture
 def paused(deerflow_daemon, request):
     graph = agent(deerflow_daemon, MIXED)
     config, state = start(graph, request.node.name)
@@ -134,7 +130,7 @@ def test_without_a_checkpointer_nothing_waits_and_asks_are_denied(deerflow_daemo
 
 def test_a_scheduled_run_denies_what_would_wait(deerflow_daemon):
     graph = agent(deerflow_daemon, MIXED, token=INTERNAL, interaction_mode="scheduled")
-    config, state = start(graph, "t-scheduled")
+    _config, state = start(graph, "t-scheduled")
     assert "__interrupt__" not in state
     assert RAN == [("read_file", "/mnt/user-data/uploads/brief.md")]
 
@@ -161,10 +157,14 @@ def nested(levels):
     return {"command": "ls", "nested": value}
 
 
-@pytest.mark.parametrize("args", [recursive(), nested(1500), nested(5000)], ids=["recursive", "nested-1500", "nested-5000"])
+@pytest.mark.parametrize(
+    "args", [recursive(), nested(1500), nested(5000)], ids=["recursive", "nested-1500", "nested-5000"]
+)
 def test_arguments_python_cannot_encode_are_denied_not_raised(deerflow_daemon, args):
     # No checkpointer: LangGraph's own cannot store such a message.
-    graph = agent(deerflow_daemon, [call("c1", "bash", **args), call("c2", "read_file", path="a.md")], checkpointer=False)
+    graph = agent(
+        deerflow_daemon, [call("c1", "bash", **args), call("c2", "read_file", path="a.md")], checkpointer=False
+    )
     RAN.clear()
     state = graph.invoke({"messages": [HumanMessage("go")]})
     assert RAN == []

@@ -10,6 +10,7 @@ import typing
 
 import pytest
 
+from warden import answers
 from warden import client as wc
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
@@ -38,7 +39,10 @@ def resolve(schema):
 
 
 def json_types(schema):
-    """The JSON types a schema admits (``None`` when it does not say)."""
+    """The JSON types a schema admits (``None`` when it does not say: ``true``
+    or no keyword, any JSON value)."""
+    if schema is True:
+        return None
     schema = resolve(schema)
     if "type" in schema:
         kinds = schema["type"]
@@ -83,6 +87,8 @@ def python_types(annotation):
         return {"null"}
     if annotation is typing.Any:
         return {"null", "boolean", "integer", "number", "string", "array", "object"}
+    if origin is typing.Literal:
+        return {type_of(value) for value in typing.get_args(annotation)}
     base = origin or annotation
     if base in (list, typing.List, typing.Sequence):
         return {"array"}
@@ -190,7 +196,9 @@ def test_a_daemon_style_evaluation_validates_and_parses():
         "metadata": {},
         "decided_by": "provider:allowlist",
         "interaction_mode": "interactive",
-        "stages": [{"stage": "provider:allowlist", "verdict": "deny", "codes": ["oap.tool_not_allowed"], "duration_us": 12}],
+        "stages": [
+            {"stage": "provider:allowlist", "verdict": "deny", "codes": ["oap.tool_not_allowed"], "duration_us": 12}
+        ],
         "generation": 1,
         "duration_us": 40,
         "judged_at": "2026-01-01T00:00:00Z",
@@ -208,7 +216,13 @@ def test_a_daemon_style_evaluation_validates_and_parses():
             "bash",
             {"command": "ls"},
             tool_call_id="call-1",
-            context={"thread_id": "t", "run_id": "r", "user_role": "admin", "interaction_mode": "scheduled", "cwd": None},
+            context={
+                "thread_id": "t",
+                "run_id": "r",
+                "user_role": "admin",
+                "interaction_mode": "scheduled",
+                "cwd": None,
+            },
         ),
     ],
 )
@@ -221,7 +235,10 @@ def test_the_other_bodies_the_client_sends_are_valid():
     validate(SCHEMAS["RevokeRequest"], {"reviewer": "alice"})
     validate(SCHEMAS["RevokeRequest"], {})
     validate(SCHEMAS["ClearRequest"], {"reason": "wrong thread", "reviewer": "alice"})
-    resume = {"decisions": [{"request_id": "req_1", "decision": "approve", "grant": {"minutes": 5}}], "reviewer": "alice"}
+    resume = {
+        "decisions": [{"request_id": "req_1", "decision": "approve", "grant": {"minutes": 5}}],
+        "reviewer": "alice",
+    }
     validate(SCHEMAS["ResumeRequest"], resume)
     validate(SCHEMAS["ResumeRequest"], {"reject_all": {"message": "no"}})
     with pytest.raises(AssertionError):
@@ -253,3 +270,65 @@ def test_the_keys_the_client_indexes_are_required(schema, path):
 def test_the_error_details_the_client_reads_are_documented():
     detail = resolve(SCHEMAS["Error"]["properties"]["error"])
     assert "details" in detail["properties"]
+
+
+# --- the typed answers (warden.answers) --------------------------------------------------
+
+#: The TypedDicts whose schema has another name.
+SCHEMA_OF = {"ReasonDict": "Reason"}
+#: The TypedDicts that are one alternative of a schema's ``oneOf``, told apart
+#: by the constant of their first key.
+ALTERNATIVES = {
+    "GrantTarget": ["CallTarget", "RuleTarget"],
+    "ResolvedBy": ["ResolvedByResume", "ResolvedByClear", "ResolvedByExpiry"],
+}
+TYPED = sorted(name for name in answers.__all__ if typing.is_typeddict(getattr(answers, name)))
+LITERALS = sorted(name for name in answers.__all__ if typing.get_origin(getattr(answers, name)) is typing.Literal)
+
+
+def typed_schemas():
+    """Every TypedDict of warden.answers with the schema it stands for."""
+    pairs = {name: SCHEMAS[SCHEMA_OF.get(name, name)] for name in TYPED if SCHEMA_OF.get(name, name) in SCHEMAS}
+    for union, names in ALTERNATIVES.items():
+        for alternative in SCHEMAS[union]["oneOf"]:
+            discriminant = next(k for k, v in alternative["properties"].items() if "const" in v)
+            value = alternative["properties"][discriminant]["const"]
+            [name] = [
+                n
+                for n in names
+                if typing.get_args(typing.get_type_hints(getattr(answers, n))[discriminant]) == (value,)
+            ]
+            pairs[name] = alternative
+    return pairs
+
+
+def test_every_typed_answer_stands_for_a_schema():
+    assert sorted(typed_schemas()) == TYPED
+
+
+@pytest.mark.parametrize("name", TYPED)
+def test_a_typed_answer_has_the_schemas_keys_with_compatible_types(name):
+    schema = typed_schemas()[name]
+    typed = getattr(answers, name)
+    hints = typing.get_type_hints(typed)
+    properties = schema["properties"]
+    assert set(hints) == set(properties), f"{name}: keys differ from the schema's"
+    assert set(typed.__required_keys__) == set(schema.get("required", [])), f"{name}: required keys differ"
+    for key, annotation in hints.items():
+        documented = json_types(properties[key])
+        if documented is None:  # any JSON value
+            continue
+        held = python_types(annotation)
+        assert documented & held, f"{name}.{key}: typed {annotation!r}, the schema says {documented}"
+        assert ("null" in documented) == ("null" in held), f"{name}.{key}: null differs"
+
+
+@pytest.mark.parametrize("name", LITERALS)
+def test_a_literal_holds_the_schemas_values(name):
+    schema = SCHEMAS[name]
+    values = schema["enum"] if "enum" in schema else [alternative["const"] for alternative in schema["oneOf"]]
+    assert set(typing.get_args(getattr(answers, name))) == set(values)
+
+
+def test_the_evaluations_verdict_is_the_verdict_literal():
+    assert model_fields(wc.Evaluation)["verdict"] == answers.Verdict

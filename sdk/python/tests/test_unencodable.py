@@ -6,11 +6,11 @@ the DeerFlow provider. (A harness such as DeerFlow with ``fail_closed: false``
 runs the call of a provider that raises.)"""
 
 import pytest
+from conftest import AGENT, INTERNAL, require_native
 
 from warden import WardenClient, WardenUnsendable
 from warden.approval import Relay
 from warden.deerflow import GuardrailRequest, WardenProvider
-from conftest import AGENT, INTERNAL, require_native
 
 TOO_DEEP = "warden.input_too_deep"
 

@@ -14,7 +14,7 @@ use sha2::{Digest as _, Sha256};
 use super::{
     FailureKind, LoadError, ProviderFailure, Sandbox, Sources, impl_world, load_component,
 };
-use crate::spec::ProviderSpec;
+use crate::spec::{Limits, ProviderSpec};
 use warden_types::OnError;
 use warden_types::Risk;
 
@@ -107,6 +107,11 @@ impl Classifier {
     /// absent (or `allow`), the verdict stands and the failure is logged.
     pub fn on_error(&self) -> Option<OnError> {
         self.on_error
+    }
+
+    /// Its sandbox limits, as configured.
+    pub fn limits(&self) -> &Limits {
+        self.sandbox.limits()
     }
 
     pub fn health(&self) -> Result<(), &ProviderFailure> {

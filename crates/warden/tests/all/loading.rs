@@ -111,3 +111,19 @@ fn a_config_file_read_with_its_digest_is_the_same_config_and_the_sha256_of_its_b
     use sha2::Digest;
     assert_eq!(digest, hex::encode(sha2::Sha256::digest(text.as_bytes())));
 }
+
+#[test]
+fn the_worst_case_of_a_snapshot_sums_its_providers_limits() {
+    let providers = "    - {name: a, wasm: builtin:allowlist, limits: {timeout_ms: 1}}\n    \
+                     - {name: b, wasm: allowlist.wasm, limits: {timeout_ms: 2}}\n";
+    let warden = load(&format!("guardrails:\n  providers:\n{providers}")).unwrap();
+    // Each: its limit waiting for an instance, then its limit and one epoch
+    // tick (1 ms) twice, configuring a new instance and the call.
+    let worst = std::time::Duration::from_millis((1 + 2 * 2) + (2 + 2 * 3));
+    assert_eq!(warden.snapshot().worst_case(), worst);
+    let disabled = load(&format!(
+        "guardrails:\n  enabled: false\n  providers:\n{providers}"
+    ))
+    .unwrap();
+    assert_eq!(disabled.snapshot().worst_case(), std::time::Duration::ZERO);
+}

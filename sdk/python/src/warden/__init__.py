@@ -19,6 +19,8 @@ DeerFlow: ``use: warden.deerflow:WardenProvider`` (see :mod:`warden.deerflow`).
 LangChain / LangGraph: ``warden.langchain.WardenMiddleware`` (see :mod:`warden.langchain`).
 """
 
+from typing import Any
+
 from .client import (
     DEFAULT_URL,
     Evaluation,
@@ -40,7 +42,7 @@ __version__ = "0.2.0"
 _IN_PROCESS = ("Warden", "WardenConfigError")
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name in _IN_PROCESS:
         from . import inprocess  # raises an ImportError saying how to install it
 

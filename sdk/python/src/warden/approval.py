@@ -12,20 +12,27 @@ resumed twice) is never executed again: every call of it is answered as not run.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 
-from .client import APPROVAL_PENDING, WardenClient, WardenError, WardenHTTPError, WardenUnavailable, refusal_deny
+from . import codes
+from .answers import ReasonDict
+from .api import WardenAPI
+from .client import Reason, WardenError, WardenHTTPError, WardenUnavailable, refusal_deny
+
+# The reason codes of calls the relay answers itself, importable from here as before.
+from .codes import ADAPTER_FAILED as ADAPTER_FAILED
+from .codes import ALREADY_ANSWERED as ALREADY_ANSWERED
+from .codes import APPROVAL_PENDING as APPROVAL_PENDING
+from .codes import INVALID_ANSWER as INVALID_ANSWER
 
 #: The decisions a human may give on a call Warden paused.
 ALLOWED_DECISIONS = ["approve", "edit", "reject"]
-#: Reason codes of calls the relay answers itself.
-ALREADY_ANSWERED = "warden.already_answered"
-INVALID_ANSWER = "warden.invalid_answer"
 #: The codes that mean no human could be asked: the agent must not work around them.
-NO_HUMAN_CODES = ("warden.ask_unavailable", "warden.approval_unavailable", "warden.clarification_unavailable")
+NO_HUMAN_CODES = (codes.ASK_UNAVAILABLE, codes.APPROVAL_UNAVAILABLE, codes.CLARIFICATION_UNAVAILABLE)
 NO_WORKAROUND = (
     "Do not retry it or try to reach the same result another way; stop and report that this step is blocked and why."
 )
@@ -40,7 +47,7 @@ class CallResult:
     #: ``run``, ``denied`` (``pending`` never leaves this module).
     status: str
     args: Dict[str, Any]
-    reasons: List[Dict[str, str]] = field(default_factory=list)
+    reasons: List[ReasonDict] = field(default_factory=list)
     #: What the model is told when the call does not run.
     note: Optional[str] = None
     #: The human's decision, when one was given.
@@ -61,10 +68,6 @@ class Result:
     approval_id: Optional[str] = None
 
 
-#: The reason code of a call denied because the adapter itself failed.
-ADAPTER_FAILED = "warden.adapter_failed"
-
-
 def run_id_for(*parts: Any) -> str:
     """A run id that is the same each time the same graph step runs again (as
     it does on resume), so that Warden recognises its pause. Never raises: for
@@ -78,14 +81,14 @@ def run_id_for(*parts: Any) -> str:
     return f"run-{digest[:32]}"
 
 
-def adapter_failure(who: str, err: BaseException) -> Dict[str, str]:
+def adapter_failure(who: str, err: BaseException) -> ReasonDict:
     """The reason of every call an adapter denies because it failed itself."""
     return _reason(ADAPTER_FAILED, f"{who} failed ({type(err).__name__}: {err}); the call is denied")
 
 
-def denial_text(name: str, reasons: Sequence[Mapping[str, str]]) -> str:
+def denial_text(name: str, reasons: Sequence[ReasonDict]) -> str:
     """What the model is told about a call Warden denied."""
-    first = reasons[0] if reasons else {"code": "oap.denied", "message": "blocked by guardrail policy"}
+    first: ReasonDict = reasons[0] if reasons else {"code": codes.DENIED, "message": "blocked by guardrail policy"}
     text = f"Warden denied tool '{name}' ({first.get('code')}): {first.get('message', '')}."
     if any(r.get("code") in NO_HUMAN_CODES for r in reasons):
         text += " " + NO_WORKAROUND
@@ -100,7 +103,9 @@ def hitl_request(outcome: Mapping[str, Any]) -> Dict[str, Any]:
         "action_requests": [
             {"name": r["tool_name"], "args": r.get("args") or {}, "description": _describe(r)} for r in requests
         ],
-        "review_configs": [{"action_name": r["tool_name"], "allowed_decisions": list(ALLOWED_DECISIONS)} for r in requests],
+        "review_configs": [
+            {"action_name": r["tool_name"], "allowed_decisions": list(ALLOWED_DECISIONS)} for r in requests
+        ],
         "warden": {
             "thread_id": outcome.get("thread_id"),
             "approval_id": outcome.get("approval_id"),
@@ -161,7 +166,7 @@ class Relay:
     resume value when the graph resumes). ``reviewer`` names the human when the
     resume value does not (``{"decisions": [...], "reviewer": "alice"}``)."""
 
-    def __init__(self, client: WardenClient, interrupt: Callable[[Any], Any]):
+    def __init__(self, client: WardenAPI, interrupt: Callable[[Any], Any]):
         self.client = client
         self.interrupt = interrupt
 
@@ -177,8 +182,9 @@ class Relay:
         for a human, pauses (raises LangGraph's interrupt) and, once resumed,
         relays the answer. Never raises anything but the interrupt and
         :class:`WardenUnavailable`: every failure denies every call."""
-        calls = list(message.get("tool_calls") or [])
+        calls: List[Mapping[str, Any]] = list(message.get("tool_calls") or [])
         body = {"message": message, "context": {k: v for k, v in context.items() if v is not None}}
+        outcome: Mapping[str, Any]
         try:
             outcome = self.client.submit_tool_calls(thread_id, run_id, body)
         except WardenUnavailable:
@@ -204,7 +210,16 @@ class Relay:
         answer = self.interrupt(hitl_request(outcome))
         return self._relay(thread_id, run_id, outcome, answer, reviewer, calls, message)
 
-    def _relay(self, thread_id, run_id, outcome, answer, reviewer, calls, message) -> Result:
+    def _relay(
+        self,
+        thread_id: str,
+        run_id: str,
+        outcome: Mapping[str, Any],
+        answer: Any,
+        reviewer: Optional[str],
+        calls: Sequence[Mapping[str, Any]],
+        message: Mapping[str, Any],
+    ) -> Result:
         approval_id = outcome["approval_id"]
         try:
             body = to_resume(answer, outcome["requests"])
@@ -245,7 +260,7 @@ class Relay:
 
     def _withdraw(self, thread_id: str, approval_id: str, who: str) -> None:
         """Rejects a pause made by a step that had been answered already."""
-        try:
+        with contextlib.suppress(WardenError):
             self.client.resume(
                 thread_id,
                 approval_id,
@@ -253,8 +268,6 @@ class Relay:
                 reviewer=str(who),
                 idempotency_key=f"relay:{approval_id}",
             )
-        except WardenError:
-            pass
 
 
 def _args_of(calls: Sequence[Mapping[str, Any]], request: Mapping[str, Any]) -> Dict[str, Any]:
@@ -264,22 +277,28 @@ def _args_of(calls: Sequence[Mapping[str, Any]], request: Mapping[str, Any]) -> 
     return {}
 
 
-def _reason(code: str, message: str) -> Dict[str, str]:
+def _reason(code: str, message: str) -> ReasonDict:
     return {"code": code, "message": message}
 
 
-def _already_answered() -> Dict[str, str]:
+def _already_answered() -> ReasonDict:
     return _reason(
         ALREADY_ANSWERED,
         "this approval was answered before and its calls were handed over then; they are not run again",
     )
 
 
-def all_denied(calls: Sequence[Mapping[str, Any]], reason: Any, message: Mapping[str, Any]) -> Result:
+def all_denied(
+    calls: Sequence[Mapping[str, Any]],
+    reason: Union[Reason, ReasonDict, Mapping[str, str]],
+    message: Mapping[str, Any],
+) -> Result:
     """Every call of the message denied for one reason."""
-    if not isinstance(reason, Mapping):
-        reason = {"code": reason.code, "message": reason.message}
-    reasons = [dict(reason)]
+    if isinstance(reason, Reason):
+        first = _reason(reason.code, reason.message)
+    else:
+        first = _reason(reason["code"], reason.get("message", ""))
+    reasons = [first]
     return Result(
         calls=[
             CallResult(
@@ -324,7 +343,7 @@ def _human_rejection(call: Mapping[str, Any]) -> Optional[str]:
     if call.get("decision") != "reject":
         return None
     for reason in call.get("reasons") or []:
-        if reason.get("code") == "warden.approval_rejected":
+        if reason.get("code") == codes.APPROVAL_REJECTED:
             return f"The user rejected the tool call '{call['name']}': {reason.get('message', '')}"
     return f"The user rejected the tool call '{call['name']}'."
 
@@ -337,9 +356,9 @@ __all__ = [
     "AnswerError",
     "CallResult",
     "Relay",
+    "Result",
     "adapter_failure",
     "all_denied",
-    "Result",
     "denial_text",
     "hitl_request",
     "run_id_for",

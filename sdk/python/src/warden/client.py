@@ -26,9 +26,28 @@ import os
 import socket
 import threading
 from dataclasses import dataclass, field, fields
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, cast
 from urllib.parse import quote, urlsplit
 
+from .answers import (
+    ApprovalView,
+    GateOutcome,
+    Grant,
+    Health,
+    InteractionMode,
+    InteractionReport,
+    ProviderList,
+    ReloadReport,
+    Resolution,
+    StageReport,
+    Verdict,
+)
+from .codes import APPROVAL_PENDING as APPROVAL_PENDING
+from .codes import FORBIDDEN as FORBIDDEN
+from .codes import INPUT_TOO_LARGE as INPUT_TOO_LARGE
+from .codes import NO_ANSWER as NO_ANSWER
+from .codes import REFUSED as REFUSED
+from .codes import UNAUTHORIZED as UNAUTHORIZED
 from .encoding import UnencodableInput, encode, unencodable_message
 
 DEFAULT_URL = "http://127.0.0.1:8787"
@@ -40,13 +59,9 @@ DEFAULT_CONNECT_TIMEOUT = 0.5
 #: The largest body sent; the daemon's `server.limits.max_body_bytes` default.
 DEFAULT_MAX_REQUEST_BYTES = 1 << 20
 
-#: Reason codes of the denies the client answers itself.
-INPUT_TOO_LARGE = "warden.input_too_large"
-UNAUTHORIZED = "warden.unauthorized"
-FORBIDDEN = "warden.forbidden"
-APPROVAL_PENDING = "warden.approval_pending"
-REFUSED = "warden.refused"
-NO_ANSWER = "warden.no_answer"
+# The reason codes of the denies the client answers itself (INPUT_TOO_LARGE,
+# UNAUTHORIZED, FORBIDDEN, APPROVAL_PENDING, REFUSED, NO_ANSWER) are
+# warden.codes', imported above and importable from here as before.
 #: The stage name of a decision the client made itself.
 CLIENT_STAGE = "client"
 
@@ -68,7 +83,7 @@ class WardenUnsendable(WardenError):
     """The client would not send the request: not JSON (``NaN``, a lone
     surrogate) or too large. ``evaluation`` is the deny it stands for."""
 
-    def __init__(self, evaluation: "Evaluation"):
+    def __init__(self, evaluation: Evaluation):
         super().__init__(evaluation.reasons[0].message)
         self.evaluation = evaluation
 
@@ -98,14 +113,14 @@ _DEFERRED = frozenset({"raw", "stages"})
 class Evaluation:
     """Warden's decision on one tool call (the JSON of ``POST /v1/evaluate``)."""
 
-    verdict: str
+    verdict: Verdict
     allow: bool
     reasons: List[Reason]
     policy_id: Optional[str]
     metadata: Dict[str, Any]
     decided_by: Optional[str]
-    interaction_mode: str
-    stages: List[Dict[str, Any]]
+    interaction_mode: InteractionMode
+    stages: List[StageReport]
     generation: int
     duration_us: int
     #: The id of this decision in the daemon's decision log (none for a local deny).
@@ -115,7 +130,7 @@ class Evaluation:
     raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], decision_id: Optional[str] = None) -> "Evaluation":
+    def from_json(cls, data: Mapping[str, Any], decision_id: Optional[str] = None) -> Evaluation:
         try:
             return cls(
                 verdict=data["verdict"],
@@ -151,7 +166,7 @@ class Evaluation:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
     @classmethod
-    def local_deny(cls, code: str, message: str, **metadata: Any) -> "Evaluation":
+    def local_deny(cls, code: str, message: str, **metadata: Any) -> Evaluation:
         """A deny the client decided itself (``decided_by: client``): never an allow."""
         return cls(
             verdict="deny",
@@ -196,7 +211,8 @@ def refusal_deny(err: WardenError) -> Evaluation:
             )
         if err.status == 403:
             return Evaluation.local_deny(
-                FORBIDDEN, f"the harness's token may not ask Warden this ({err.code}): {err.message}; the call is denied"
+                FORBIDDEN,
+                f"the harness's token may not ask Warden this ({err.code}): {err.message}; the call is denied",
             )
         if err.code == "approval_pending":
             details = err.details if isinstance(err.details, dict) else {}
@@ -246,7 +262,7 @@ class WardenClient:
         self._role: Optional[str] = None
 
     @classmethod
-    def for_harness(cls, who: str, url: str, token: Optional[str], token_env: str, **options: Any) -> "WardenClient":
+    def for_harness(cls, who: str, url: str, token: Optional[str], token_env: str, **options: Any) -> WardenClient:
         """A client for an adapter (``who``), which refuses to start without a token."""
         client = cls(url, token, token_env=token_env, **options)
         if not client.token:
@@ -265,6 +281,11 @@ class WardenClient:
             except (WardenError, KeyError, TypeError):
                 return False
         return self._role == "internal"
+
+    def judges_inline(self, call: Optional[Mapping[str, Any]] = None) -> bool:
+        """Never: every call waits on the network, so the ``a*`` methods run it
+        on a worker thread."""
+        return False
 
     # -- decisions ---------------------------------------------------------
 
@@ -304,38 +325,48 @@ class WardenClient:
         data, headers = self._exchange("POST", "/v1/evaluate", payload)
         return Evaluation.from_json(data, headers.get("x-warden-decision-id"))
 
-    async def aevaluate(self, *args: Any, **kwargs: Any) -> Evaluation:
+    async def aevaluate(
+        self,
+        tool_name: str,
+        tool_input: Optional[Mapping[str, Any]] = None,
+        *,
+        tool_call_id: Optional[str] = None,
+        context: Optional[Mapping[str, Any]] = None,
+    ) -> Evaluation:
         """:meth:`evaluate`, without blocking the event loop."""
-        return await asyncio.to_thread(self.evaluate, *args, **kwargs)
+        return await asyncio.to_thread(self.evaluate, tool_name, tool_input, tool_call_id=tool_call_id, context=context)
 
     async def aevaluate_call(self, call: Mapping[str, Any]) -> Evaluation:
+        """:meth:`evaluate_call`, without blocking the event loop."""
         return await asyncio.to_thread(self.evaluate_call, call)
 
     def interaction(
         self, context: Optional[Mapping[str, Any]] = None, tools: Optional[Sequence[str]] = None
-    ) -> Dict[str, Any]:
+    ) -> InteractionReport:
         """The run's resolved interaction policy (``GET``/``POST /v1/interaction``):
         its mode, whether a human can be asked, what a tool under ``hitl_approval``
         does, the tools to offer and to withhold, network eligibility, the
         guidance for the agent's prompt, and this client's token (``caller``)."""
         if context is None and tools is None:
-            return self._request("GET", "/v1/interaction", None)[0]
+            return cast(InteractionReport, self._request("GET", "/v1/interaction", None)[0])
         query: Dict[str, Any] = {"context": {k: v for k, v in (context or {}).items() if v is not None}}
         if tools is not None:
             query["tools"] = list(tools)
-        return self._request("POST", "/v1/interaction", query)[0]
+        return cast(InteractionReport, self._request("POST", "/v1/interaction", query)[0])
 
     # -- human approval --------------------------------------------------
 
-    def submit_tool_calls(self, thread_id: str, run_id: str, response: Mapping[str, Any]) -> Dict[str, Any]:
+    def submit_tool_calls(self, thread_id: str, run_id: str, response: Mapping[str, Any]) -> GateOutcome:
         """A model response (``{"message": {"tool_calls": [...]}, "context": {...}}``)
         through the approval gate: what runs, what is denied, what waits for a human."""
-        return self._request("POST", f"/v1/threads/{_seg(thread_id)}/runs/{_seg(run_id)}/tool-calls", response)[0]
+        path = f"/v1/threads/{_seg(thread_id)}/runs/{_seg(run_id)}/tool-calls"
+        return cast(GateOutcome, self._request("POST", path, response)[0])
 
-    def approvals(self, thread_id: str, *, include_resolved: bool = False) -> List[Dict[str, Any]]:
+    def approvals(self, thread_id: str, *, include_resolved: bool = False) -> List[ApprovalView]:
         """The thread's pending approvals (with ``include_resolved``, all of them)."""
         query = "?all=true" if include_resolved else ""
-        return self._request("GET", f"/v1/threads/{_seg(thread_id)}/approvals{query}", None)[0]["approvals"]
+        page = self._request("GET", f"/v1/threads/{_seg(thread_id)}/approvals{query}", None)[0]
+        return cast(List[ApprovalView], page["approvals"])
 
     def resume(
         self,
@@ -345,7 +376,7 @@ class WardenClient:
         *,
         reviewer: Optional[str] = None,
         idempotency_key: Optional[str] = None,
-    ) -> Dict[str, Any]:
+    ) -> Resolution:
         """A human's answer: ``{"decisions": [{"request_id", "decision", ...}]}`` or
         ``{"reject_all": {"message": ...}}``. A token with ``relay: true`` names the
         human in ``reviewer``. The same ``idempotency_key`` and answer again replays
@@ -355,29 +386,30 @@ class WardenClient:
             body["reviewer"] = reviewer
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
         path = f"/v1/threads/{_seg(thread_id)}/approvals/{_seg(approval_id)}/resume"
-        return self._request("POST", path, body, headers)[0]
+        return cast(Resolution, self._request("POST", path, body, headers)[0])
 
-    def grants(self, *, include_inactive: bool = False) -> List[Dict[str, Any]]:
+    def grants(self, *, include_inactive: bool = False) -> List[Grant]:
         """Standing grants, newest first: live ones (with ``include_inactive``,
         expired and revoked ones too). An agent's token sees its own."""
         query = "?all=true" if include_inactive else ""
-        return self._request("GET", f"/v1/grants{query}", None)[0]["grants"]
+        return cast(List[Grant], self._request("GET", f"/v1/grants{query}", None)[0]["grants"])
 
-    def revoke_grant(self, grant_id: str, *, reviewer: Optional[str] = None) -> Dict[str, Any]:
+    def revoke_grant(self, grant_id: str, *, reviewer: Optional[str] = None) -> Grant:
         """Ends a standing grant now (an approver, or a relay naming the human)."""
         body = {"reviewer": reviewer} if reviewer is not None else {}
-        return self._request("POST", f"/v1/grants/{_seg(grant_id)}/revoke", body)[0]
+        return cast(Grant, self._request("POST", f"/v1/grants/{_seg(grant_id)}/revoke", body)[0])
 
-    def reload(self) -> Dict[str, Any]:
+    def reload(self) -> ReloadReport:
         """Reloads the daemon's config file (admin token)."""
-        return self._request("POST", "/v1/admin/reload", None)[0]
+        return cast(ReloadReport, self._request("POST", "/v1/admin/reload", None)[0])
 
-    def providers(self) -> Dict[str, Any]:
+    def providers(self) -> ProviderList:
         """The live provider set (admin token)."""
-        return self._request("GET", "/v1/admin/providers", None)[0]
+        return cast(ProviderList, self._request("GET", "/v1/admin/providers", None)[0])
 
-    def health(self) -> Dict[str, Any]:
-        return self._request("GET", "/healthz", None)[0]
+    def health(self) -> Health:
+        """``GET /healthz``: up, with a provider set."""
+        return cast(Health, self._request("GET", "/healthz", None)[0])
 
     def close(self) -> None:
         """Closes this thread's connection."""
@@ -406,7 +438,7 @@ class WardenClient:
         path: str,
         body: Optional[Mapping[str, Any]],
         headers: Optional[Mapping[str, str]] = None,
-    ):
+    ) -> Tuple[Any, Dict[str, str]]:
         if body is None:
             payload = None
         else:
@@ -419,9 +451,9 @@ class WardenClient:
     def _connect(self) -> http.client.HTTPConnection:
         """This thread's connection; a new one is connected here, so that a
         failure to connect (nothing sent) is told apart from a failure after."""
-        conn = getattr(self._local, "conn", None)
-        if conn is not None and conn.sock is not None:
-            return conn
+        kept: Optional[http.client.HTTPConnection] = getattr(self._local, "conn", None)
+        if kept is not None and kept.sock is not None:
+            return kept
         cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
         conn = cls(self._host, self._port, timeout=self.connect_timeout)
         try:
@@ -439,7 +471,7 @@ class WardenClient:
         path: str,
         payload: Optional[bytes],
         extra_headers: Optional[Mapping[str, str]] = None,
-    ):
+    ) -> Tuple[Any, Dict[str, str]]:
         headers = {"Accept": "application/json"}
         if payload is not None:
             headers["Content-Type"] = "application/json"

@@ -21,6 +21,13 @@ module, the ``warden-guardrails-native`` wheel): ``config`` instead of ``url``
         config:
           config: /etc/deerflow/warden.yaml   # Warden's configuration file
           # data_dir: /var/lib/warden        # instead of the file's (the approval store)
+          # inline_budget_ms: 5              # see below
+
+In-process, DeerFlow's async path (``aevaluate``) judges a call on the event
+loop itself when the configuration's worst case (the providers' time limits)
+is within ``inline_budget_ms`` and the call names no thread; otherwise, and
+always over HTTP, on a worker thread. A pause (it writes the approval store)
+is always made on a worker thread. See :class:`warden.Warden`.
 
 What it decides, whatever DeerFlow's ``fail_closed`` says:
 
@@ -67,12 +74,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from . import graph
+from . import codes, graph
+from .api import WardenAPI
 from .approval import NO_HUMAN_CODES, NO_WORKAROUND, Relay, Result, adapter_failure, run_id_for
 from .client import (
-    APPROVAL_PENDING,
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_TIMEOUT,
     DEFAULT_TOKEN_ENV,
@@ -83,10 +90,14 @@ from .client import (
     tool_call,
 )
 
+# The reason code of a call the adapter denies because the graph holds no
+# human, importable from here as before.
+from .codes import ASK_UNAVAILABLE as ASK_UNAVAILABLE
+
 logger = logging.getLogger(__name__)
 
 try:  # pragma: no cover - depends on whether DeerFlow is installed
-    from deerflow.guardrails.provider import (  # type: ignore[import-not-found]
+    from deerflow.guardrails.provider import (
         GuardrailDecision,
         GuardrailReason,
         GuardrailRequest,
@@ -121,9 +132,6 @@ except ImportError:
 #: (newer DeerFlow releases carry them; 0.1.7 carries agent_id and thread_id).
 _CONTEXT_FIELDS = ("agent_id", "thread_id", "run_id", "user_id", "user_role", "oauth_provider", "oauth_id")
 
-#: The reason code of a call the adapter denies because the graph holds no human.
-ASK_UNAVAILABLE = "warden.ask_unavailable"
-
 
 def to_tool_call(request: Any, context: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
     """A Warden request body from a DeerFlow ``GuardrailRequest`` (or any object
@@ -147,7 +155,7 @@ def to_tool_call(request: Any, context: Optional[Mapping[str, Any]] = None) -> D
     )
 
 
-def to_decision(evaluation: Evaluation) -> "GuardrailDecision":
+def to_decision(evaluation: Evaluation) -> GuardrailDecision:
     """DeerFlow's decision from Warden's: ``allow`` only for an allow. Where no
     human can be asked, the message tells the agent not to work around it."""
     metadata = dict(evaluation.metadata)
@@ -168,7 +176,7 @@ def to_decision(evaluation: Evaluation) -> "GuardrailDecision":
     )
 
 
-def _decision_of(result: Result, evaluation: Evaluation) -> "GuardrailDecision":
+def _decision_of(result: Result, evaluation: Evaluation) -> GuardrailDecision:
     """DeerFlow's decision for the one call of a relayed pause."""
     call = result.calls[0] if result.calls else None
     if call is not None and call.runs:
@@ -178,8 +186,10 @@ def _decision_of(result: Result, evaluation: Evaluation) -> "GuardrailDecision":
             metadata={"warden": {"verdict": "allow", "decision": call.decision, "approval_id": result.approval_id}},
         )
     reasons = call.reasons if call is not None else []
-    first = reasons[0] if reasons else {"code": "oap.denied", "message": "blocked by guardrail policy"}
-    message = call.note if call is not None and call.decision == "reject" else first.get("message", "")
+    first = reasons[0] if reasons else {"code": codes.DENIED, "message": "blocked by guardrail policy"}
+    message = first.get("message", "")
+    if call is not None and call.decision == "reject" and call.note is not None:
+        message = call.note  # the human's words
     return GuardrailDecision(
         allow=False,
         reasons=[GuardrailReason(code=first["code"], message=message)]
@@ -205,9 +215,10 @@ class WardenProvider:
         pause_on_ask: bool = True,
         reviewer: Optional[str] = None,
         framework: Optional[str] = None,
-        client: Optional[WardenClient] = None,
+        client: Optional[WardenAPI] = None,
         config: Optional[str] = None,
         data_dir: Optional[str] = None,
+        inline_budget_ms: Optional[float] = None,
         **unknown: Any,
     ):
         if unknown:
@@ -217,6 +228,7 @@ class WardenProvider:
         self.framework = framework
         # Settings first: a wrong one is reported before anything is loaded.
         self.interaction_mode = graph.check_mode("WardenProvider", interaction_mode)
+        self.client: WardenAPI
         if client is not None:
             self.client = client
         elif (url is None) == (config is None):
@@ -230,8 +242,12 @@ class WardenProvider:
 
             # This process is the caller: internal, so the run's mode is told
             # to Warden; no token (there is no daemon to present it to).
-            self.client = Warden.from_config(config, data_dir=data_dir)
+            warden = Warden.from_config(config, data_dir=data_dir)
+            if inline_budget_ms is not None:
+                warden.inline_budget_ms = inline_budget_ms
+            self.client = warden
         else:
+            assert url is not None  # exactly one of url and config
             self.client = WardenClient.for_harness(
                 "WardenProvider", url, token, token_env, timeout=timeout, connect_timeout=connect_timeout
             )
@@ -241,7 +257,7 @@ class WardenProvider:
 
     # -- DeerFlow's protocol ------------------------------------------------
 
-    def evaluate(self, request: Any) -> "GuardrailDecision":
+    def evaluate(self, request: Any) -> GuardrailDecision:
         """Warden's decision on DeerFlow's request. Raises only when Warden
         cannot be reached at all (DeerFlow's ``fail_closed`` decides that) and
         for LangGraph's interrupt (a pause); any other failure, whatever raised
@@ -250,15 +266,52 @@ class WardenProvider:
         raises."""
         try:
             return self._evaluate(request)
-        except WardenUnavailable:
-            raise
         except Exception as err:  # every failure is a deny
-            if graph.passes_through(err):
-                raise
-            reason = adapter_failure("the Warden provider", err)
-            return to_decision(Evaluation.local_deny(reason["code"], reason["message"]))
+            return _failed(err)
 
-    def _evaluate(self, request: Any) -> "GuardrailDecision":
+    async def aevaluate(self, request: Any) -> GuardrailDecision:
+        """:meth:`evaluate` for DeerFlow's async path. Where the client judges
+        on the event loop (Warden in this process, within its inline budget:
+        :meth:`~warden.api.WardenAPI.judges_inline`), the call is judged there,
+        in the graph task's own context; a pause, which writes the approval
+        store, goes to a worker thread. Otherwise the whole call runs on a
+        worker thread. Either thread starts with a copy of the task's context,
+        so LangGraph's ``interrupt()`` works from it."""
+        if not _judges_inline(self.client):
+            return await asyncio.to_thread(self.evaluate, request)
+        try:
+            run, context, can_pause, call = self._prepare(request)
+            if not _judges_inline(self.client, call):
+                # It names a thread, whose pause is looked up in the store.
+                return await asyncio.to_thread(self._judge, request, run, context, can_pause, call)
+            evaluation = self.client.decide(call)
+            if self._pauses(request, run, can_pause, evaluation):
+                assert run is not None  # a run that can pause
+                return await asyncio.to_thread(self._pause, request, run, context, evaluation)
+            return _answer(evaluation, can_pause)
+        except Exception as err:  # every failure is a deny
+            return _failed(err)
+
+    def _evaluate(self, request: Any) -> GuardrailDecision:
+        return self._judge(request, *self._prepare(request))
+
+    def _judge(
+        self,
+        request: Any,
+        run: Optional[graph.Run],
+        context: Dict[str, Any],
+        can_pause: bool,
+        call: Dict[str, Any],
+    ) -> GuardrailDecision:
+        evaluation = self.client.decide(call)
+        if self._pauses(request, run, can_pause, evaluation):
+            assert run is not None  # a run that can pause
+            return self._pause(request, run, context, evaluation)
+        return _answer(evaluation, can_pause)
+
+    def _prepare(self, request: Any) -> Tuple[Optional[graph.Run], Dict[str, Any], bool, Dict[str, Any]]:
+        """The graph run the call is made in, the context it adds, whether it
+        can pause for a human, and Warden's request body."""
         run = graph.current_run()
         context, can_pause = graph.run_context(
             run, self.client.is_internal, self.interaction_mode, self.run_origin, self.pause_on_ask
@@ -268,20 +321,17 @@ class WardenProvider:
             run_id = run.context.get("run_id")
             if isinstance(run_id, str) and run_id:
                 context["run_id"] = run_id
-        evaluation = self.client.decide(to_tool_call(request, context))
-        if evaluation.verdict == "ask":
-            if not can_pause:
-                # The daemon was told; this covers a mode the token could not send.
-                return to_decision(_no_human(evaluation))
-            return self._pause(request, run, context, evaluation)
-        if can_pause and _own_pending(evaluation, self._run_id(request, run)):
-            # Resuming: the graph re-runs this call; the pause is ours.
-            return self._pause(request, run, context, evaluation)
-        return to_decision(evaluation)
+        return run, context, can_pause, to_tool_call(request, context)
 
-    async def aevaluate(self, request: Any) -> "GuardrailDecision":
-        # The thread keeps LangGraph's context (interrupt works from it).
-        return await asyncio.to_thread(self.evaluate, request)
+    def _pauses(self, request: Any, run: Optional[graph.Run], can_pause: bool, evaluation: Evaluation) -> bool:
+        """Whether Warden's answer pauses the graph for a human: an ask in a
+        run that can pause, or, when the graph runs the call again on resume,
+        this call's own pause."""
+        if not can_pause:
+            return False
+        if evaluation.verdict == "ask":
+            return True
+        return _pending(evaluation) and evaluation.metadata.get("run_id") == self._run_id(request, run)
 
     @staticmethod
     def _run_id(request: Any, run: Optional[graph.Run]) -> str:
@@ -291,7 +341,9 @@ class WardenProvider:
 
     # -- a human's answer ----------------------------------------------------
 
-    def _pause(self, request: Any, run: graph.Run, context: Dict[str, Any], evaluation: Evaluation):
+    def _pause(
+        self, request: Any, run: graph.Run, context: Dict[str, Any], evaluation: Evaluation
+    ) -> GuardrailDecision:
         from langgraph.types import interrupt
 
         run_id = self._run_id(request, run)
@@ -305,7 +357,8 @@ class WardenProvider:
             if value not in (None, ""):
                 stable.setdefault(name, value)
         reviewer = self.reviewer or _reviewer_of(run.context)
-        result = Relay(self.client, interrupt).judge(run.thread_id, run_id, message, stable, reviewer)
+        # A run that can pause has a thread (graph.Run.can_resume).
+        result = Relay(self.client, interrupt).judge(str(run.thread_id), run_id, message, stable, reviewer)
         call = result.calls[0] if result.calls else None
         if call is not None and call.runs and call.args != (tool_input or {}) and isinstance(tool_input, dict):
             # An edit: DeerFlow hands the tool call's own argument dict to the
@@ -315,13 +368,40 @@ class WardenProvider:
         return _decision_of(result, evaluation)
 
 
-def _own_pending(evaluation: Evaluation, run_id: str) -> bool:
+def _failed(err: Exception) -> GuardrailDecision:
+    """The deny for a failure inside the provider, naming it. An unreachable
+    Warden (DeerFlow's ``fail_closed`` decides) and LangGraph's own control
+    flow (a pause) are raised again."""
+    if isinstance(err, WardenUnavailable) or graph.passes_through(err):
+        raise err
+    reason = adapter_failure("the Warden provider", err)
+    return to_decision(Evaluation.local_deny(reason["code"], reason["message"]))
+
+
+def _judges_inline(client: WardenAPI, call: Optional[Mapping[str, Any]] = None) -> bool:
+    """Whether the client judges ``call`` on the event loop. A client of the
+    caller's own written before :class:`WardenAPI` had ``judges_inline``
+    judges off the loop, as every client did then."""
+    judges = getattr(client, "judges_inline", None)
+    return bool(judges(call)) if judges is not None else False
+
+
+def _pending(evaluation: Evaluation) -> bool:
+    """Whether Warden denied the call because its thread waits for a human."""
     return (
         evaluation.verdict == "deny"
         and bool(evaluation.reasons)
-        and evaluation.reasons[0].code == APPROVAL_PENDING
-        and evaluation.metadata.get("run_id") == run_id
+        and evaluation.reasons[0].code == codes.APPROVAL_PENDING
     )
+
+
+def _answer(evaluation: Evaluation, can_pause: bool) -> GuardrailDecision:
+    """DeerFlow's decision where nothing pauses: an ask in a run that cannot
+    pause is a deny (the daemon was told; this covers a mode the token could
+    not send)."""
+    if evaluation.verdict == "ask" and not can_pause:
+        return to_decision(_no_human(evaluation))
+    return to_decision(evaluation)
 
 
 def _no_human(evaluation: Evaluation) -> Evaluation:

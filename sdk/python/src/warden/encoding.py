@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, List, Optional, Tuple
+from typing import Any, List, Optional, Set, Tuple
 
-#: The reason code of a call the client could not put into JSON.
-UNENCODABLE_INPUT = "warden.unencodable_input"
-#: The reason code of a call nested deeper than Warden reads (the daemon's).
-INPUT_TOO_DEEP = "warden.input_too_deep"
+# The reason codes of a call the client could not put into JSON, and of one
+# nested deeper than Warden reads (the daemon's), importable from here as before.
+from .codes import INPUT_TOO_DEEP as INPUT_TOO_DEEP
+from .codes import UNENCODABLE_INPUT as UNENCODABLE_INPUT
+
 #: The deepest nesting Warden reads (the daemon's ``server.limits.max_json_depth``
 #: default; the core's ``MAX_INPUT_DEPTH``). The walk stops there.
 MAX_DEPTH = 64
@@ -76,7 +77,7 @@ def _find(body: Any) -> Optional[UnencodableInput]:
     """The first value in ``body`` that JSON cannot carry, depth first; a
     container met again inside itself is a cycle, and one nested past
     :data:`MAX_DEPTH` is too deep."""
-    inside: set = set()
+    inside: Set[int] = set()
     stack: List[Tuple[Any, str, int]] = [(body, "", 0)]
     while stack:
         value, path, depth = stack.pop()

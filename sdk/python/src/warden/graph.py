@@ -45,9 +45,11 @@ def current_run() -> Optional[Run]:
         return None
     conf = config.get("configurable") or {}
     runtime = conf.get("__pregel_runtime")
-    context = getattr(runtime, "context", None)
-    if not isinstance(context, Mapping):
-        context = config.get("context") if isinstance(config.get("context"), Mapping) else {}
+    context: Mapping[str, Any] = {}
+    for found in (getattr(runtime, "context", None), config.get("context")):
+        if isinstance(found, Mapping):
+            context = found
+            break
     thread_id = conf.get("thread_id")
     thread_id = str(thread_id) if thread_id is not None else None
     return Run(

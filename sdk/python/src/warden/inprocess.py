@@ -17,19 +17,36 @@ network, so nothing raises :class:`~warden.client.WardenUnavailable`; no
 decision log, so ``decision_id`` is ``None``; and the caller is this process,
 trusted as an internal caller that relays a named human's answers (see the
 package README, "In-process").
+
+The ``a*`` methods judge a call on the event loop itself, with no hop to a
+thread, when nothing can keep them there long: the configuration's worst case
+(:attr:`Warden.worst_case_ms`, from the providers' and the classifier's time
+limits) is within :attr:`Warden.inline_budget_ms`, and the call names no thread
+(which would read, and may write, the approval store). Otherwise they judge on
+a worker thread, as before.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, TypeVar, Union
 
+from .answers import (
+    ApprovalView,
+    GateOutcome,
+    Grant,
+    Health,
+    InteractionReport,
+    ProviderList,
+    ReloadReport,
+    Resolution,
+)
 from .client import (
     DEFAULT_MAX_REQUEST_BYTES,
     Evaluation,
-    Reason,
     WardenError,
     WardenHTTPError,
     WardenUnsendable,
@@ -52,6 +69,14 @@ PathLike = Union[str, "os.PathLike[str]"]
 #: The keys of a ``POST /v1/evaluate`` body; a call with others is read as the
 #: daemon reads a body (and refused as it refuses one).
 _CALL_KEYS = frozenset(("tool_name", "tool_input", "tool_call_id", "context"))
+
+#: How long, at most, the ``a*`` methods may keep the event loop judging a call
+#: (milliseconds): a configuration whose worst case is longer is judged on a
+#: worker thread. One provider with ``timeout_ms: 1`` fits (its worst case is
+#: 5 ms: see :attr:`Warden.worst_case_ms`); the shipped limits (50-100 ms) do not.
+DEFAULT_INLINE_BUDGET_MS = 5.0
+
+T = TypeVar("T")
 
 
 class WardenConfigError(WardenError, ValueError):
@@ -80,11 +105,17 @@ def _api_error(err: Exception) -> WardenHTTPError:
     return WardenHTTPError(status, code, message, details)
 
 
-def _load(**options: Any) -> Any:
+def _load(**options: Any) -> _native.Core:
     try:
         return _native.Core.load(**options)
     except _native.ConfigError as err:
         raise WardenConfigError(*err.args) from None
+
+
+def _budget(value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise ValueError(f"Warden: inline_budget_ms must be a number of milliseconds, 0 or more, not {value!r}")
+    return float(value)
 
 
 class Warden:
@@ -96,11 +127,13 @@ class Warden:
     there). ``internal=False`` judges calls as an agent's token would (the
     interaction keys and attribution fields of a call's context are then
     dropped); ``principal`` names this process's pauses and grants (default
-    ``local``, the command line's)."""
+    ``local``, the command line's). ``inline_budget_ms`` bounds how long the
+    ``a*`` methods may judge on the event loop itself (see the module; 0: never)."""
 
-    def __init__(self, core: Any):
+    def __init__(self, core: _native.Core, *, inline_budget_ms: float = DEFAULT_INLINE_BUDGET_MS):
         self._core = core
         self._evaluate = core.evaluate
+        self.inline_budget_ms = inline_budget_ms
 
     # -- making one ------------------------------------------------------------
 
@@ -112,11 +145,11 @@ class Warden:
         data_dir: Optional[PathLike] = None,
         internal: bool = True,
         principal: Optional[str] = None,
-    ) -> "Warden":
+        inline_budget_ms: float = DEFAULT_INLINE_BUDGET_MS,
+    ) -> Warden:
         """Loads a configuration file (``warden.yaml``), as ``warden serve --config`` does."""
-        return cls(
-            _load(path=os.fspath(path), data_dir=_path(data_dir), internal=internal, principal=principal)
-        )
+        core = _load(path=os.fspath(path), data_dir=_path(data_dir), internal=internal, principal=principal)
+        return cls(core, inline_budget_ms=inline_budget_ms)
 
     @classmethod
     def from_string(
@@ -127,7 +160,8 @@ class Warden:
         data_dir: Optional[PathLike] = None,
         internal: bool = True,
         principal: Optional[str] = None,
-    ) -> "Warden":
+        inline_budget_ms: float = DEFAULT_INLINE_BUDGET_MS,
+    ) -> Warden:
         """Loads configuration text (YAML); relative paths in it start at
         ``base_dir`` (default: the working directory)."""
         if not isinstance(text, str):
@@ -140,7 +174,8 @@ class Warden:
                 data_dir=_path(data_dir),
                 internal=internal,
                 principal=principal,
-            )
+            ),
+            inline_budget_ms=inline_budget_ms,
         )
 
     @classmethod
@@ -152,7 +187,8 @@ class Warden:
         data_dir: Optional[PathLike] = None,
         internal: bool = True,
         principal: Optional[str] = None,
-    ) -> "Warden":
+        inline_budget_ms: float = DEFAULT_INLINE_BUDGET_MS,
+    ) -> Warden:
         """Loads a configuration given as the YAML file's data (a dict)."""
         if not isinstance(config, Mapping):
             raise TypeError(f"Warden.from_dict: the configuration must be a dict, not {type(config).__name__}")
@@ -179,7 +215,7 @@ class Warden:
             # The line is the JSON text's, which the caller never saw: the key says where.
             message = str(err).rsplit(" (line ", 1)[0]
             raise WardenConfigError(message, err.file, err.key, err.reason) from None
-        return cls(core)
+        return cls(core, inline_budget_ms=inline_budget_ms)
 
     # -- who this is -----------------------------------------------------------
 
@@ -196,6 +232,42 @@ class Warden:
         run's interaction mode): the default in-process."""
         return self._core.role_name == "internal"
 
+    # -- on the event loop, or off it --------------------------------------------
+
+    @property
+    def inline_budget_ms(self) -> float:
+        """How long the ``a*`` methods may keep the event loop judging one call
+        (milliseconds; 0: never). Compared with :attr:`worst_case_ms`."""
+        return self._inline_budget_ms
+
+    @inline_budget_ms.setter
+    def inline_budget_ms(self, value: float) -> None:
+        self._inline_budget_ms = _budget(value)
+
+    @property
+    def worst_case_ms(self) -> float:
+        """The longest one judgement can take under the live configuration
+        (milliseconds): for each provider, and the classifier, the wait for a
+        free instance, configuring a new one and the call, each under its
+        ``timeout_ms`` (the epoch tick after it, in the sandbox). A reload
+        changes it. The native stages, whose work grows with the call's size
+        within the request limits, are not counted."""
+        return self._core.worst_case_ms
+
+    def judges_inline(self, call: Optional[Mapping[str, Any]] = None) -> bool:
+        """Whether the ``a*`` methods judge ``call`` on the event loop itself:
+        when :attr:`worst_case_ms` is within :attr:`inline_budget_ms` and the
+        call names no thread (a thread's pause is looked up in the approval
+        store, which an overdue one is written to). With no call: whether any
+        call is judged there."""
+        budget = self._inline_budget_ms
+        if budget <= 0 or self._core.worst_case_ms > budget:
+            return False
+        if call is None or not isinstance(call, Mapping):
+            return True
+        context = call.get("context")
+        return not (isinstance(context, Mapping) and context.get("thread_id") is not None)
+
     # -- decisions -------------------------------------------------------------
 
     def decide(self, call: Mapping[str, Any]) -> Evaluation:
@@ -207,7 +279,10 @@ class Warden:
             return refusal_deny(err)
 
     async def adecide(self, call: Mapping[str, Any]) -> Evaluation:
-        """:meth:`decide`, without blocking the event loop."""
+        """:meth:`decide`, without blocking the event loop past
+        :attr:`inline_budget_ms` (see :meth:`judges_inline`)."""
+        if self.judges_inline(call):
+            return self.decide(call)
         return await asyncio.to_thread(self.decide, call)
 
     def evaluate(
@@ -248,17 +323,32 @@ class Warden:
         except _native.ApiError as err:
             raise _api_error(err) from None
 
-    async def aevaluate(self, *args: Any, **kwargs: Any) -> Evaluation:
-        """:meth:`evaluate`, without blocking the event loop (the pipeline runs
-        on a worker thread, without the GIL)."""
-        return await asyncio.to_thread(self.evaluate, *args, **kwargs)
+    async def aevaluate(
+        self,
+        tool_name: str,
+        tool_input: Optional[Mapping[str, Any]] = None,
+        *,
+        tool_call_id: Optional[str] = None,
+        context: Optional[Mapping[str, Any]] = None,
+    ) -> Evaluation:
+        """:meth:`evaluate`, without blocking the event loop past
+        :attr:`inline_budget_ms`: on the loop itself when it cannot take
+        longer (see :meth:`judges_inline`), else on a worker thread (the
+        pipeline runs without the GIL)."""
+        if self.judges_inline({"context": context}):
+            return self.evaluate(tool_name, tool_input, tool_call_id=tool_call_id, context=context)
+        return await asyncio.to_thread(self.evaluate, tool_name, tool_input, tool_call_id=tool_call_id, context=context)
 
     async def aevaluate_call(self, call: Mapping[str, Any]) -> Evaluation:
+        """:meth:`evaluate_call`, without blocking the event loop past
+        :attr:`inline_budget_ms` (see :meth:`judges_inline`)."""
+        if self.judges_inline(call):
+            return self.evaluate_call(call)
         return await asyncio.to_thread(self.evaluate_call, call)
 
     def interaction(
         self, context: Optional[Mapping[str, Any]] = None, tools: Optional[Sequence[str]] = None
-    ) -> Dict[str, Any]:
+    ) -> InteractionReport:
         """The run's resolved interaction policy, and this caller (``caller``:
         ``{"token": principal, "role": ...}``), as ``/v1/interaction``."""
         if context is None and tools is None:
@@ -270,12 +360,12 @@ class Warden:
 
     # -- human approval ----------------------------------------------------------
 
-    def submit_tool_calls(self, thread_id: str, run_id: str, response: Mapping[str, Any]) -> Dict[str, Any]:
+    def submit_tool_calls(self, thread_id: str, run_id: str, response: Mapping[str, Any]) -> GateOutcome:
         """A model response (``{"message": {"tool_calls": [...]}, "context": {...}}``)
         through the approval gate: what runs, what is denied, what waits for a human."""
         return self._call(self._core.submit_tool_calls, str(thread_id), str(run_id), _body(response))
 
-    def approvals(self, thread_id: str, *, include_resolved: bool = False) -> List[Dict[str, Any]]:
+    def approvals(self, thread_id: str, *, include_resolved: bool = False) -> List[ApprovalView]:
         """The thread's pending approvals (with ``include_resolved``, all of them)."""
         return self._call(self._core.approvals, str(thread_id), include_resolved)
 
@@ -287,7 +377,7 @@ class Warden:
         *,
         reviewer: Optional[str] = None,
         idempotency_key: Optional[str] = None,
-    ) -> Dict[str, Any]:
+    ) -> Resolution:
         """A human's answer, relayed by this process: ``reviewer`` names the
         human (required, as from a relay token). The same ``idempotency_key``
         and answer again replays the first outcome with ``"replayed": true``."""
@@ -296,34 +386,35 @@ class Warden:
             body["reviewer"] = reviewer
         return self._call(self._core.resume, str(thread_id), str(approval_id), _body(body), idempotency_key or None)
 
-    def grants(self, *, include_inactive: bool = False) -> List[Dict[str, Any]]:
+    def grants(self, *, include_inactive: bool = False) -> List[Grant]:
         """This principal's standing grants, newest first."""
         return self._call(self._core.grants, include_inactive)
 
-    def revoke_grant(self, grant_id: str, *, reviewer: Optional[str] = None) -> Dict[str, Any]:
+    def revoke_grant(self, grant_id: str, *, reviewer: Optional[str] = None) -> Grant:
         """Ends a standing grant now, in the name of the human ``reviewer``."""
         return self._call(self._core.revoke_grant, str(grant_id), reviewer)
 
     # -- operating -------------------------------------------------------------
 
-    def reload(self) -> Dict[str, Any]:
+    def reload(self) -> ReloadReport:
         """Reads the configuration again (the file, or the same text) and swaps
         the provider set atomically; on failure the running set keeps serving
         and :class:`WardenHTTPError` (422 ``reload_failed``) says why."""
         return self._call(self._core.reload)
 
-    def providers(self) -> Dict[str, Any]:
+    def providers(self) -> ProviderList:
         """The live provider set, as ``GET /v1/admin/providers``."""
         return self._core.providers()
 
-    def health(self) -> Dict[str, Any]:
+    def health(self) -> Health:
+        """As ``GET /healthz``."""
         return self._core.health()
 
     def close(self) -> None:
         """Nothing to close in-process; here so that code written for the client runs."""
 
     @staticmethod
-    def _call(method: Any, *args: Any) -> Any:
+    def _call(method: Callable[..., T], *args: Any) -> T:
         try:
             return method(*args)
         except _native.ApiError as err:
@@ -343,7 +434,9 @@ def _body(body: Mapping[str, Any]) -> bytes:
         raise WardenUnsendable(Evaluation.local_deny(err.code, unencodable_message(err))) from None
     if len(payload) > DEFAULT_MAX_REQUEST_BYTES:
         raise WardenHTTPError(
-            413, "body_too_large", f"request body is {len(payload)} bytes; the limit is {DEFAULT_MAX_REQUEST_BYTES} bytes"
+            413,
+            "body_too_large",
+            f"request body is {len(payload)} bytes; the limit is {DEFAULT_MAX_REQUEST_BYTES} bytes",
         )
     return payload
 

@@ -40,6 +40,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.types import interrupt
 
 from . import graph
+from .api import WardenAPI
 from .approval import Relay, Result, adapter_failure, all_denied, run_id_for
 from .client import (
     DEFAULT_CONNECT_TIMEOUT,
@@ -50,10 +51,11 @@ from .client import (
     WardenUnavailable,
 )
 
+# The reason code of a call Warden never judged, importable from here as before.
+from .codes import NOT_JUDGED as NOT_JUDGED
+
 #: Where the middleware marks, on the AI message, the calls Warden let run.
 MARK = "warden"
-#: The reason code of a call Warden never judged.
-NOT_JUDGED = "warden.not_judged"
 
 
 def call_digest(name: str, args: Any) -> str:
@@ -73,7 +75,7 @@ class WardenMiddleware(AgentMiddleware):
 
     def __init__(
         self,
-        client: Optional[WardenClient] = None,
+        client: Optional[WardenAPI] = None,
         *,
         url: str = DEFAULT_URL,
         token: Optional[str] = None,
@@ -86,7 +88,7 @@ class WardenMiddleware(AgentMiddleware):
         context: Optional[Mapping[str, Any]] = None,
     ):
         super().__init__()
-        self.client = client or WardenClient.for_harness(
+        self.client: WardenAPI = client or WardenClient.for_harness(
             "WardenMiddleware", url, token, token_env, timeout=timeout, connect_timeout=connect_timeout
         )
         self.interaction_mode = graph.check_mode("WardenMiddleware", interaction_mode)
@@ -170,7 +172,12 @@ def _apply(ai: AIMessage, result: Result) -> List[Any]:
         "approval_id": result.approval_id,
     }
     updated = ai.model_copy(
-        update={"tool_calls": tool_calls, "additional_kwargs": additional, "content": content, "response_metadata": metadata}
+        update={
+            "tool_calls": tool_calls,
+            "additional_kwargs": additional,
+            "content": content,
+            "response_metadata": metadata,
+        }
     )
     notes = [
         ToolMessage(content=c.note or "denied by Warden", tool_call_id=c.id, name=c.name, status="error")
@@ -181,7 +188,12 @@ def _apply(ai: AIMessage, result: Result) -> List[Any]:
 
 
 def _is_call_block(block: Any) -> bool:
-    return isinstance(block, Mapping) and block.get("type") in ("tool_use", "tool_call", "tool_call_chunk", "function_call")
+    return isinstance(block, Mapping) and block.get("type") in (
+        "tool_use",
+        "tool_call",
+        "tool_call_chunk",
+        "function_call",
+    )
 
 
 def _unjudged(request: Any) -> Optional[ToolMessage]:

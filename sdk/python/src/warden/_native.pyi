@@ -1,0 +1,1 @@
+../../../../crates/python/python/warden/_native.pyi
