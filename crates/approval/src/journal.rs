@@ -8,12 +8,12 @@ use sha2::{Digest, Sha256};
 
 use warden_types::decision::Reason;
 
-use crate::codes;
 use crate::error::{ApprovalError, PendingRequest};
 use crate::message::ModelToolCall;
 use crate::outcome::{CallOutcome, CallStatus};
 use crate::store::{ApprovalRecord, JournalledCall};
 use crate::validate::request_id;
+use warden::APPROVAL_STAGE;
 
 pub(crate) fn outcome(
     index: usize,
@@ -63,7 +63,7 @@ pub(crate) fn removed_call(
     problem: &super::message::Unaddressable,
 ) -> CallOutcome {
     let reason = Reason::new(problem.code(), problem.describe());
-    let mut outcome = denied(index, call, vec![reason], Some(codes::STAGE));
+    let mut outcome = denied(index, call, vec![reason], Some(APPROVAL_STAGE));
     outcome.removed = true;
     outcome
 }
@@ -84,10 +84,7 @@ pub(crate) fn denial_note(tool: &str, reasons: &[Reason]) -> String {
     let (code, message) = reasons
         .first()
         .map(|r| (r.code.as_str(), r.message.as_str()))
-        .unwrap_or((
-            warden_types::decision::codes::DENIED,
-            "blocked by guardrail policy",
-        ));
+        .unwrap_or((warden_types::codes::DENIED, "blocked by guardrail policy"));
     format!(
         "Guardrail denied: tool '{tool}' was blocked ({code}). Reason: {message}. Choose an alternative approach."
     )

@@ -36,6 +36,7 @@ pub mod reviewer;
 pub mod sqlite;
 pub mod store;
 pub mod surfaces;
+pub mod unjudged;
 pub mod validate;
 
 pub use error::{ApprovalError, ErrorBody, Mismatch, PendingRequest};
@@ -57,18 +58,6 @@ pub use store::{
 };
 pub use surfaces::{Surface, SurfaceMismatch};
 pub use warden::ApprovalList;
+pub use warden::Listed;
 pub use warden::config::{Durability, HitlApproval, NonInteractive, NotifyHook};
-pub use warden::{Listed, listed};
 pub use warden_policy::origin::{Reach, RunOrigin};
-
-/// Reason codes and the stage name of the approval gate (every code:
-/// `warden_types::codes`).
-pub mod codes {
-    /// The stage name in `decided_by`.
-    pub use warden::APPROVAL_STAGE as STAGE;
-    pub use warden_types::codes::{
-        APPROVAL_EDITED, APPROVAL_EXPIRED, APPROVAL_GRANT, APPROVAL_GRANTED, APPROVAL_NOT_ASKED,
-        APPROVAL_PENDING, APPROVAL_QUOTA_EXCEEDED, APPROVAL_REJECTED, APPROVAL_REQUIRED,
-        APPROVAL_UNAVAILABLE, APPROVAL_WAIVED, INVALID_CALL, SURFACE_MISMATCH, TOO_MANY_CALLS,
-    };
-}

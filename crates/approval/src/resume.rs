@@ -11,7 +11,6 @@ use warden_policy::clock::now_rfc3339;
 use warden_types::decision::Reason;
 use warden_types::request::CallContext;
 
-use crate::codes;
 use crate::error::{ApprovalError, Mismatch};
 use crate::gate::{ApprovalGate, judge};
 use crate::grant::{Grant, GrantExt, check_grant};
@@ -26,6 +25,8 @@ use crate::store::{
     ResumeKey, now_ms, requests_digest,
 };
 use crate::validate::check_id;
+use warden::APPROVAL_STAGE;
+use warden_types::codes;
 
 pub use warden_types::approval::{
     MAX_MESSAGE_BYTES, MAX_RESUME_BYTES, RejectAll, RequestDecision, ResumeRequest,
@@ -74,7 +75,7 @@ impl ApprovalGate {
         let after = self
             .warden()
             .snapshot()
-            .hitl_approval
+            .hitl_approval()
             .expire_after
             .clone()
             .unwrap_or_else(|| "its expiry".to_string());
@@ -561,7 +562,7 @@ impl ApprovalGate {
                 // pause), or without any stored verdict: it never runs.
                 match answers {
                     Answers::RejectAll(reason) => {
-                        let mut o = denied(index, call, vec![reason.clone()], Some(codes::STAGE));
+                        let mut o = denied(index, call, vec![reason.clone()], Some(APPROVAL_STAGE));
                         o.decision = Some(DecisionKind::Reject);
                         o
                     }
@@ -570,7 +571,7 @@ impl ApprovalGate {
                             codes::APPROVAL_UNAVAILABLE,
                             "the pause holds no verdict for this call",
                         );
-                        denied(index, call, vec![reason], Some(codes::STAGE))
+                        denied(index, call, vec![reason], Some(APPROVAL_STAGE))
                     }
                 }
             };
@@ -681,7 +682,7 @@ impl Rejudge {
         }
         let mut reasons = vec![answer];
         reasons.extend(judged.reasons);
-        outcome(index, call, CallStatus::Run, reasons, Some(codes::STAGE))
+        outcome(index, call, CallStatus::Run, reasons, Some(APPROVAL_STAGE))
     }
 
     /// A call nobody was asked about: it runs if it still may without a
@@ -708,7 +709,7 @@ impl Rejudge {
             "nobody was asked about this call at the pause, and judged again at resume it needs a human's approval: denied",
         )];
         reasons.extend(judged.reasons);
-        denied(index, call, reasons, Some(codes::STAGE))
+        denied(index, call, reasons, Some(APPROVAL_STAGE))
     }
 }
 
@@ -721,7 +722,9 @@ fn decide(
     judge: &Rejudge,
 ) -> CallOutcome {
     let mut o = match answers {
-        Answers::RejectAll(reason) => denied(index, call, vec![reason.clone()], Some(codes::STAGE)),
+        Answers::RejectAll(reason) => {
+            denied(index, call, vec![reason.clone()], Some(APPROVAL_STAGE))
+        }
         Answers::Each(decisions) => {
             let d = decisions[rid];
             match d.decision {
@@ -734,7 +737,7 @@ fn decide(
                 }
                 DecisionKind::Reject => {
                     let reason = rejection(&judge.reviewer, d.message.as_deref());
-                    denied(index, call, vec![reason], Some(codes::STAGE))
+                    denied(index, call, vec![reason], Some(APPROVAL_STAGE))
                 }
                 DecisionKind::Edit => {
                     let edited = ModelToolCall {

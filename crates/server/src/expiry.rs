@@ -31,7 +31,7 @@ pub(super) fn spawn(daemon: Arc<Daemon>) -> JoinHandle<()> {
             if daemon
                 .warden
                 .snapshot()
-                .hitl_approval
+                .hitl_approval()
                 .expire_after
                 .is_some()
             {

@@ -42,7 +42,9 @@ pub use auth::{Access, Principal, Role, TokenError, TokenSpec, Tokens};
 pub use body::{ApiError, ErrorBody, ErrorDetail};
 pub use config::{Config, DEFAULT_LISTEN, ServerConfig};
 pub use connections::raise_open_file_limit;
-pub use daemon::{Daemon, Dispatch, SWAP_LOG, ServeOptions};
+#[cfg(feature = "bench")]
+pub use daemon::Dispatch;
+pub use daemon::{Daemon, SWAP_LOG, ServeOptions};
 pub use error::ServeError;
 pub use limits::HttpLimits;
 pub use metrics::Metrics;

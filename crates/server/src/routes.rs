@@ -1,10 +1,10 @@
-//! The HTTP routes: one table ([`routes`]) names every route with the role it
+//! The HTTP routes: one table ([`ROUTES`]) names every route with the role it
 //! requires and its handler, so that the router, the OpenAPI document and the
 //! test that holds them together read from the same place. Each handler starts
 //! by authorizing its caller (401/403 before anything happens).
 
 use std::sync::Arc;
-use std::time::{Instant, SystemTime};
+use std::time::Instant;
 
 use axum::Router;
 use axum::body::Body;
@@ -16,20 +16,17 @@ use axum::routing::{MethodRouter, get, post};
 
 use crate::auth::{Access, Principal, Role};
 use crate::body::{ApiError, Refusal, read_checked, read_json};
-use crate::config::Limits;
 use crate::daemon::Daemon;
 use crate::outcomes::requester;
 use crate::refusal::{self, OVERLOADED, STORE_UNAVAILABLE};
 use crate::reload::Trigger;
 use serde_json::json;
-use warden::{self as pipeline, Evaluation};
+use warden::Evaluation;
 use warden_approval::validate::check_id;
 use warden_approval::{self, ApprovalError, Authority, GateOutcome, GrantFilter, Reviewer};
 use warden_approval::{InteractionQuery, ListFilter, ModelResponse, ResumeRequest, RunRef};
 use warden_types::Caller;
-use warden_types::admin::{
-    Health, Limits as AdminLimits, PoolUsage, ProviderList, ProviderStatus, TokenInfo,
-};
+use warden_types::admin::{Health, TokenInfo};
 use warden_types::approval::{
     ApprovalPage, ClearRequest, GrantList, InteractionAnswer, RevokeRequest,
 };
@@ -246,7 +243,7 @@ async fn evaluate(
     let evaluation = match judged {
         Ok(judged) => judged?,
         Err(err) if err.is_overload() => {
-            let generation = daemon.warden.snapshot().providers.generation();
+            let generation = daemon.warden.snapshot().generation();
             refusal::evaluation(&call, caller, generation, OVERLOADED, &err.to_string())
                 .map_err(request_error)?
         }
@@ -282,7 +279,7 @@ async fn decided(
 
 /// The deny decision for a request refused before it could be judged.
 async fn refuse(daemon: &Daemon, who: &Principal, call: &ToolCall, refusal: Refusal) -> Response {
-    let evaluation = pipeline::refusal(&daemon.warden.snapshot(), refusal.code, &refusal.message);
+    let evaluation = daemon.warden.refusal(refusal.code, &refusal.message);
     let mut response = decided(daemon, who, call, &evaluation).await;
     if refusal.body.is_none() {
         close_after(&mut response);
@@ -318,40 +315,18 @@ fn what_was_sent(bytes: &[u8]) -> ToolCall {
     call
 }
 
-/// On a judging thread: the thread's pending approval, then the pipeline. A
-/// thread waiting for a human starts nothing new until it is answered: a deny
-/// (`warden.approval_pending`) naming the approval; not knowing whether it
-/// waits is a deny too.
+/// On a judging thread: the thread's pending approval, then the pipeline
+/// ([`warden_approval::ApprovalGate::evaluate`]).
 fn judge_call(
     daemon: &Daemon,
     principal: &str,
     call: &ToolCall,
     caller: Caller,
 ) -> Result<Evaluation, ApiError> {
-    if let Some(thread_id) = &call.context.thread_id {
-        match daemon.gate.check_thread(principal, thread_id) {
-            Ok(()) => {}
-            Err(err @ ApprovalError::ApprovalPending { .. }) => {
-                let mut evaluation = pipeline::refusal(
-                    &daemon.warden.snapshot(),
-                    warden_approval::codes::APPROVAL_PENDING,
-                    &err.to_string(),
-                );
-                if let serde_json::Value::Object(details) = err.details() {
-                    evaluation.metadata = details;
-                }
-                return Ok(evaluation);
-            }
-            Err(ApprovalError::Store(err)) => {
-                let generation = daemon.warden.snapshot().providers.generation();
-                let message = format!("the approval store could not be read: {err}");
-                return refusal::evaluation(call, caller, generation, STORE_UNAVAILABLE, &message)
-                    .map_err(request_error);
-            }
-            Err(err) => return Err(err.into()),
-        }
-    }
-    daemon.warden.evaluate(call, caller).map_err(request_error)
+    daemon
+        .gate
+        .evaluate(principal, call, caller)
+        .map_err(request_error)
 }
 
 /// Only a token makes a caller internal, or believed on an attribution field
@@ -392,8 +367,7 @@ async fn tool_calls(
                 call.context.thread_id = Some(run.thread_id.clone());
                 call.context.run_id = Some(run.run_id.clone());
                 let notice = &outcome.notices[0];
-                let evaluation =
-                    pipeline::refusal(&daemon.warden.snapshot(), &notice.code, &notice.message);
+                let evaluation = daemon.warden.refusal(&notice.code, &notice.message);
                 daemon.metrics.observe(&evaluation);
                 daemon
                     .decisions
@@ -412,7 +386,7 @@ async fn tool_calls(
                 Ok(outcome) => outcome?,
                 Err(err) if err.is_overload() => {
                     let response = ModelResponse::from_json(&bytes)?;
-                    let generation = daemon.warden.snapshot().providers.generation();
+                    let generation = daemon.warden.snapshot().generation();
                     refusal::gate_outcome(
                         &run,
                         &response,
@@ -445,7 +419,7 @@ fn submit(
     let response = ModelResponse::from_json(bytes)?;
     match daemon.gate.submit(run, &response, caller) {
         Err(ApprovalError::Store(err)) => {
-            let generation = daemon.warden.snapshot().providers.generation();
+            let generation = daemon.warden.snapshot().generation();
             let message = format!("the approval store failed: {err}");
             Ok(refusal::gate_outcome(
                 run,
@@ -738,7 +712,7 @@ fn answer_interaction(
 ) -> Result<Response, ApiError> {
     let snapshot = daemon.warden.snapshot();
     let report =
-        warden_approval::interaction::resolve(query, caller_of(who), &snapshot.approval_list)
+        warden_approval::interaction::resolve(query, caller_of(who), snapshot.approval_list())
             .map_err(|err| ApiError::bad_request(err.to_string()))?;
     Ok(axum::Json(InteractionAnswer {
         report,
@@ -777,39 +751,12 @@ async fn providers(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     daemon.authorize(&headers, Access::Admin)?;
-    let snapshot = daemon.warden.snapshot();
-    let set = &snapshot.providers;
-    let list = ProviderList {
-        generation: set.generation(),
-        loaded_at: rfc3339(set.loaded_at()),
-        enabled: snapshot.guardrails.enabled,
-        providers: set
-            .providers()
-            .iter()
-            .map(|p| ProviderStatus {
-                name: p.name().to_string(),
-                provider: p.info().name.clone(),
-                version: p.info().version.clone(),
-                digest: p.digest().to_string(),
-                source: p.source().to_string(),
-                limits: limits(p.limits()),
-                on_error: p.on_error(),
-                loaded_since: rfc3339(p.loaded_at()),
-                pool: pool(p.pool_usage()),
-            })
-            .collect(),
-    };
-    Ok(axum::Json(list).into_response())
+    Ok(axum::Json(daemon.warden.providers()).into_response())
 }
 
 /// `GET /healthz`: the daemon is up and has a provider set.
 async fn healthz(State(daemon): State<Arc<Daemon>>) -> axum::Json<Health> {
-    let snapshot = daemon.warden.snapshot();
-    axum::Json(Health {
-        status: "ok".to_string(),
-        generation: snapshot.providers.generation(),
-        providers: snapshot.providers.providers().len() as u64,
-    })
+    axum::Json(daemon.warden.health())
 }
 
 /// `GET /metrics`: Prometheus text format.
@@ -824,31 +771,4 @@ async fn metrics(State(daemon): State<Arc<Daemon>>) -> Response {
 /// `GET /openapi.json`: this API's description.
 async fn openapi() -> Response {
     ([(header::CONTENT_TYPE, "application/json")], OPENAPI).into_response()
-}
-
-/// A provider's limits as the admin answer gives them (the wire type counts in
-/// `u64` where the runtime counts in `usize`).
-fn limits(limits: &Limits) -> AdminLimits {
-    AdminLimits {
-        timeout_ms: limits.timeout_ms,
-        fuel: limits.fuel,
-        memory_mb: limits.memory_mb,
-        max_input_bytes: limits.max_input_bytes as u64,
-        max_output_bytes: limits.max_output_bytes as u64,
-        pool_size: limits.pool_size as u64,
-    }
-}
-
-fn pool(usage: warden_runtime::provider::PoolUsage) -> PoolUsage {
-    PoolUsage {
-        capacity: usage.capacity as u64,
-        live: usage.live as u64,
-        idle: usage.idle as u64,
-    }
-}
-
-fn rfc3339(t: SystemTime) -> String {
-    time::OffsetDateTime::from(t)
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default()
 }

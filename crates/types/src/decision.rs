@@ -4,11 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// Reason codes the host itself emits.
-/// The OAP codes the decision types use (all codes: `crate::codes`).
-pub mod codes {
-    pub use crate::codes::{ALLOWED, DENIED, EVALUATOR_ERROR, HOST_PREFIX};
-}
+use crate::codes;
 
 /// An opinion on a tool call. Ordered: `Allow < Ask < Deny`; the strictest wins.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

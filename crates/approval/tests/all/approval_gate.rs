@@ -636,3 +636,40 @@ fn other_entry_points_can_check_that_a_thread_waits_for_a_human() {
     );
     g.gate.check_thread(LOCAL_PRINCIPAL, "t2").unwrap();
 }
+
+#[test]
+fn a_lone_call_on_a_thread_waiting_for_a_human_is_denied_naming_the_pause() {
+    let g = gate(BASH_NEEDS_APPROVAL);
+    let outcome = g.submit(
+        "t1",
+        "r1",
+        &response(json!([tool_call(
+            json!("c1"),
+            "bash",
+            json!({"command": "git push"})
+        )])),
+    );
+    let mut call = warden::ToolCall::new("read_file", json!({"path": "a.txt"}));
+    call.context.thread_id = Some("t1".into());
+    let e = g
+        .gate
+        .evaluate(LOCAL_PRINCIPAL, &call, Caller::Agent)
+        .unwrap();
+    assert_eq!(e.verdict, warden::Verdict::Deny);
+    assert_eq!(e.reasons[0].code, "warden.approval_pending");
+    assert_eq!(e.decided_by.as_deref(), Some(warden::INTAKE_STAGE));
+    assert_eq!(e.metadata["approval_id"], json!(outcome.approval_id));
+    // Another thread, and another principal's thread, are judged.
+    call.context.thread_id = Some("t2".into());
+    let e = g
+        .gate
+        .evaluate(LOCAL_PRINCIPAL, &call, Caller::Agent)
+        .unwrap();
+    assert_eq!(e.verdict, warden::Verdict::Allow, "{e:?}");
+    call.context.thread_id = Some("t1".into());
+    let e = g
+        .gate
+        .evaluate("someone-else", &call, Caller::Agent)
+        .unwrap();
+    assert_eq!(e.verdict, warden::Verdict::Allow, "{e:?}");
+}

@@ -109,7 +109,7 @@ pub async fn approval(
 ) -> Result<Response, ApiError> {
     signed_in(&daemon, &headers)?;
     let record = record(&daemon, &approval_id).await?;
-    let redactor = daemon.warden.snapshot().redactor.clone();
+    let redactor = daemon.warden.snapshot().redactor().clone();
     Ok(axum::Json(Detail::of(&record, &redactor)).into_response())
 }
 

@@ -17,4 +17,5 @@ mod permissions;
 mod pipeline;
 mod properties;
 mod rules;
+mod service;
 mod triage;
