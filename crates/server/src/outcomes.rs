@@ -4,10 +4,10 @@
 //! answered.
 
 use crate::auth::Principal;
-use crate::daemon::Daemon;
 use crate::decision_log::{Requester, status_verdict};
 use crate::events::{PauseEvent, PauseKind};
 use crate::notify::Notice;
+use crate::state::DaemonState;
 use warden_approval::{CallOutcome, GateOutcome, Resolution};
 
 /// The caller as the decision log names it.
@@ -18,7 +18,7 @@ pub(crate) fn requester(who: &Principal) -> Requester<'_> {
     }
 }
 
-impl Daemon {
+impl DaemonState {
     /// Counts each call's verdict in the metrics.
     fn count(&self, calls: &[CallOutcome]) {
         for call in calls {

@@ -11,8 +11,8 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::config::Config;
-use crate::daemon::{Applied, Daemon, Fixed, Settings, settle_data_dir};
 use crate::error::ServeError;
+use crate::state::{Applied, DaemonState, Fixed, Settings, settle_data_dir};
 use warden::ProviderSet;
 use warden_policy::clock::now_rfc3339;
 
@@ -122,7 +122,7 @@ struct SwapRecord<'a> {
     duration_ms: f64,
 }
 
-impl Daemon {
+impl DaemonState {
     /// Reloads the config file and swaps in the new provider set. Blocks while
     /// providers are compiled and configured; reloads run one at a time.
     pub fn reload(&self, trigger: &Trigger) -> Result<ReloadReport, ReloadError> {
@@ -130,7 +130,7 @@ impl Daemon {
         self.reload_locked(trigger, &mut applied)
     }
 
-    /// As [`Daemon::reload`], unless the file's bytes are those applied last
+    /// As [`DaemonState::reload`], unless the file's bytes are those applied last
     /// (editors and file systems report one save as several events).
     pub fn reload_if_changed(
         &self,

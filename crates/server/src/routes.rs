@@ -16,10 +16,10 @@ use axum::routing::{MethodRouter, get, post};
 
 use crate::auth::{Access, Principal, Role};
 use crate::body::{ApiError, Refusal, read_checked, read_json};
-use crate::daemon::Daemon;
 use crate::outcomes::requester;
 use crate::refusal::{self, OVERLOADED, STORE_UNAVAILABLE};
 use crate::reload::Trigger;
+use crate::state::DaemonState;
 use serde_json::json;
 use warden::Evaluation;
 use warden_approval::validate::check_id;
@@ -55,7 +55,7 @@ impl std::fmt::Debug for RouteInfo {
     }
 }
 
-type Handler = MethodRouter<Arc<Daemon>>;
+type Handler = MethodRouter<Arc<DaemonState>>;
 
 /// Every route the daemon serves, with its handler.
 pub const ROUTES: &[RouteInfo] = &[
@@ -153,8 +153,8 @@ fn needs_token(path: &str, method: &str) -> bool {
 }
 
 /// The router over [`ROUTES`], counting and timing every request.
-pub(super) fn router(daemon: Arc<Daemon>) -> Router {
-    let mut router: Router<Arc<Daemon>> = Router::new();
+pub(super) fn router(daemon: Arc<DaemonState>) -> Router {
+    let mut router: Router<Arc<DaemonState>> = Router::new();
     for route in ROUTES {
         router = router.route(route.path, (route.handler)());
     }
@@ -178,7 +178,7 @@ pub(super) fn router(daemon: Arc<Daemon>) -> Router {
 }
 
 async fn observe(
-    State(daemon): State<Arc<Daemon>>,
+    State(daemon): State<Arc<DaemonState>>,
     matched: Option<MatchedPath>,
     request: Request,
     next: Next,
@@ -212,7 +212,7 @@ async fn method_not_allowed() -> ApiError {
 /// not JSON, too deep, with a duplicate key, a bad tool name or id, or a thread
 /// waiting for a human, is a deny decision, logged like any other.
 async fn evaluate(
-    State(daemon): State<Arc<Daemon>>,
+    State(daemon): State<Arc<DaemonState>>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
@@ -260,7 +260,7 @@ fn request_error(err: RequestError) -> ApiError {
 /// Answers a decision: counted, logged (and synced, with `fsync: always`), its
 /// log id in the header.
 async fn decided(
-    daemon: &Daemon,
+    daemon: &DaemonState,
     who: &Principal,
     call: &ToolCall,
     evaluation: &Evaluation,
@@ -278,7 +278,12 @@ async fn decided(
 }
 
 /// The deny decision for a request refused before it could be judged.
-async fn refuse(daemon: &Daemon, who: &Principal, call: &ToolCall, refusal: Refusal) -> Response {
+async fn refuse(
+    daemon: &DaemonState,
+    who: &Principal,
+    call: &ToolCall,
+    refusal: Refusal,
+) -> Response {
     let evaluation = daemon.warden.refusal(refusal.code, &refusal.message);
     let mut response = decided(daemon, who, call, &evaluation).await;
     if refusal.body.is_none() {
@@ -318,7 +323,7 @@ fn what_was_sent(bytes: &[u8]) -> ToolCall {
 /// On a judging thread: the thread's pending approval, then the pipeline
 /// ([`warden_approval::ApprovalGate::evaluate`]).
 fn judge_call(
-    daemon: &Daemon,
+    daemon: &DaemonState,
     principal: &str,
     call: &ToolCall,
     caller: Caller,
@@ -338,7 +343,7 @@ fn caller_of(who: &Principal) -> Caller {
 /// `POST /v1/threads/{thread_id}/runs/{run_id}/tool-calls`: a model response
 /// through the approval gate: what runs, what is denied, what waits for a human.
 async fn tool_calls(
-    State(daemon): State<Arc<Daemon>>,
+    State(daemon): State<Arc<DaemonState>>,
     Path((thread_id, run_id)): Path<(String, String)>,
     headers: HeaderMap,
     body: Body,
@@ -411,7 +416,7 @@ async fn tool_calls(
 /// On a judging thread: a model response through the gate. When the store
 /// cannot be read or written, nothing of the response runs.
 fn submit(
-    daemon: &Daemon,
+    daemon: &DaemonState,
     run: &RunRef,
     bytes: &[u8],
     caller: Caller,
@@ -436,7 +441,7 @@ fn submit(
 
 /// The principal whose approvals a caller sees: an agent or internal token
 /// its own; an approver (or a permitted admin) everyone's (`None`).
-fn visible_to(daemon: &Daemon, who: &Principal) -> Result<Option<String>, ApiError> {
+fn visible_to(daemon: &DaemonState, who: &Principal) -> Result<Option<String>, ApiError> {
     match (who.role, daemon.authority(who)) {
         (Role::Agent | Role::Internal, _) => Ok(Some(who.name.to_string())),
         (_, Authority::Approver) => Ok(None),
@@ -453,7 +458,7 @@ fn visible_to(daemon: &Daemon, who: &Principal) -> Result<Option<String>, ApiErr
 /// answer. An agent's token lists its own principal's thread; an approver's
 /// every principal's thread of that id.
 async fn approvals(
-    State(daemon): State<Arc<Daemon>>,
+    State(daemon): State<Arc<DaemonState>>,
     Path(thread_id): Path<String>,
     RawQuery(query): RawQuery,
     headers: HeaderMap,
@@ -498,7 +503,7 @@ pub const IDEMPOTENCY_KEY_HEADER: &str = "idempotency-key";
 
 /// Who answers, for the caller: 403 `approver_required` for a token that may
 /// not answer at all, before its body is read.
-fn answering(daemon: &Daemon, who: &Principal) -> Result<Answerer, ApiError> {
+fn answering(daemon: &DaemonState, who: &Principal) -> Result<Answerer, ApiError> {
     match daemon.authority(who) {
         Authority::Denied => Err(ApprovalError::ApproverRequired {
             token: who.name.to_string(),
@@ -539,7 +544,7 @@ impl Answerer {
 /// `replayed: true`. The answer is serialised before the resume counts as
 /// handed over; if that fails, the approval is put back to pending.
 async fn resume(
-    State(daemon): State<Arc<Daemon>>,
+    State(daemon): State<Arc<DaemonState>>,
     Path((thread_id, approval_id)): Path<(String, String)>,
     headers: HeaderMap,
     body: Body,
@@ -592,7 +597,7 @@ fn answer_body<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiErr
 /// pending approval as a whole (any pause, even one that cannot take per-call
 /// decisions), journalled with the reviewer. Who may: as for a resume.
 async fn clear(
-    State(daemon): State<Arc<Daemon>>,
+    State(daemon): State<Arc<DaemonState>>,
     Path((thread_id, approval_id)): Path<(String, String)>,
     headers: HeaderMap,
     body: Body,
@@ -633,7 +638,7 @@ async fn clear(
 /// (with `all`, expired and revoked ones too). An agent's token sees its own
 /// principal's; an approver's everyone's.
 async fn grants(
-    State(daemon): State<Arc<Daemon>>,
+    State(daemon): State<Arc<DaemonState>>,
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
@@ -663,7 +668,7 @@ async fn grants(
 /// journalled with the reviewer. Who may: as for a resume (a relay only its
 /// own principal's grants).
 async fn revoke_grant(
-    State(daemon): State<Arc<Daemon>>,
+    State(daemon): State<Arc<DaemonState>>,
     Path(grant_id): Path<String>,
     headers: HeaderMap,
     body: Body,
@@ -684,7 +689,7 @@ async fn revoke_grant(
 
 /// `GET /v1/interaction`: the interaction policy of a run with no context.
 async fn interaction(
-    State(daemon): State<Arc<Daemon>>,
+    State(daemon): State<Arc<DaemonState>>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let who = daemon.authorize(&headers, Access::Agent)?;
@@ -694,7 +699,7 @@ async fn interaction(
 /// `POST /v1/interaction`: the interaction policy of a run with this context
 /// (`{"context": {...}, "tools": [...]}`).
 async fn interaction_for(
-    State(daemon): State<Arc<Daemon>>,
+    State(daemon): State<Arc<DaemonState>>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
@@ -706,7 +711,7 @@ async fn interaction_for(
 }
 
 fn answer_interaction(
-    daemon: &Daemon,
+    daemon: &DaemonState,
     who: &Principal,
     query: &InteractionQuery,
 ) -> Result<Response, ApiError> {
@@ -726,7 +731,7 @@ fn answer_interaction(
 
 /// `POST /v1/admin/reload`: reload the config file and swap the provider set.
 async fn reload(
-    State(daemon): State<Arc<Daemon>>,
+    State(daemon): State<Arc<DaemonState>>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let who = daemon.authorize(&headers, Access::Admin)?;
@@ -747,7 +752,7 @@ async fn reload(
 
 /// `GET /v1/admin/providers`: the live provider set.
 async fn providers(
-    State(daemon): State<Arc<Daemon>>,
+    State(daemon): State<Arc<DaemonState>>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     daemon.authorize(&headers, Access::Admin)?;
@@ -755,12 +760,12 @@ async fn providers(
 }
 
 /// `GET /healthz`: the daemon is up and has a provider set.
-async fn healthz(State(daemon): State<Arc<Daemon>>) -> axum::Json<Health> {
+async fn healthz(State(daemon): State<Arc<DaemonState>>) -> axum::Json<Health> {
     axum::Json(daemon.warden.health())
 }
 
 /// `GET /metrics`: Prometheus text format.
-async fn metrics(State(daemon): State<Arc<Daemon>>) -> Response {
+async fn metrics(State(daemon): State<Arc<DaemonState>>) -> Response {
     daemon.metrics.load(daemon.current_load());
     let (content_type, text) = daemon
         .metrics

@@ -33,6 +33,7 @@
 
 mod approval_list;
 mod builtin;
+mod combine;
 pub mod config;
 mod data_dir;
 mod error;

@@ -17,7 +17,9 @@ use warden_types::ClassifierReport;
 use warden_types::admin::{
     Health, Limits, PoolUsage, ProviderDigest, ProviderList, ProviderStatus, ReloadReport,
 };
-use warden_types::decision::{Decision, Reason, StageOpinion, Verdict, combine};
+use warden_types::decision::{Decision, Reason, Verdict};
+
+use crate::combine::{StageOpinion, combine};
 use warden_types::request::{RequestError, ToolCall};
 
 use warden_types::codes::{ASK_UNAVAILABLE, CLARIFICATION_UNAVAILABLE, CONTEXT_KEYS_DROPPED};

@@ -1,4 +1,4 @@
-//! The daemon's shared state ([`Daemon`]): the live policy and the approval
+//! The daemon's shared state ([`DaemonState`]): the live policy and the approval
 //! gate, who may call, the request limits, the logs, the metrics, the judging
 //! threads, and what the console and the webhooks are told. The routes, the
 //! reload and the console work on it; starting and stopping it is `server`.
@@ -139,7 +139,7 @@ impl Fixed {
 
 /// The daemon's shared state: the live policy, who may call, the logs and the
 /// metrics.
-pub struct Daemon {
+pub struct DaemonState {
     pub(crate) warden: Arc<Warden>,
     /// Human approval, over the same live policy.
     pub(crate) gate: ApprovalGate,
@@ -181,10 +181,10 @@ pub struct Daemon {
     pub(crate) bound_url: std::sync::OnceLock<String>,
 }
 
-impl Daemon {
+impl DaemonState {
     /// Loads the configuration file and everything it names. Blocks while
     /// providers are compiled and configured.
-    pub fn load(config_path: &Path, options: &ServeOptions) -> Result<Daemon, ServeError> {
+    pub fn load(config_path: &Path, options: &ServeOptions) -> Result<DaemonState, ServeError> {
         let (mut config, digest) = Config::load_with_digest(config_path)?;
         settle_data_dir(&mut config, options.data_dir.as_deref());
         let settings = Settings::resolve(&config)?;
@@ -214,7 +214,7 @@ impl Daemon {
                 "server.limits.max_connections lowered to fit the open-file limit"
             );
         }
-        Ok(Daemon {
+        Ok(DaemonState {
             config_path: config_path.to_path_buf(),
             tokens: ArcSwap::from_pointee(settings.tokens),
             limits: Arc::new(ArcSwap::from_pointee(limits)),
@@ -337,7 +337,7 @@ impl Daemon {
     /// `max_queued_per_principal` jobs queued or running.
     pub(crate) async fn offload<T: Send + 'static>(
         self: &Arc<Self>,
-        job: impl FnOnce(&Daemon) -> T + Send + 'static,
+        job: impl FnOnce(&DaemonState) -> T + Send + 'static,
     ) -> Result<T, PoolError> {
         let share = match shares::current() {
             Some(who) => match self.queued.try_take(&who) {
