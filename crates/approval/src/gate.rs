@@ -49,8 +49,11 @@ pub use warden_types::approval::{ApprovalView, MAX_RESPONSE_BYTES, ModelResponse
 /// principal whose thread it is (the daemon: the token's name).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct RunRef {
+    /// The principal (a token's name, or the local user) whose thread it is.
     pub principal: String,
+    /// The conversation thread.
     pub thread_id: String,
+    /// The run within the thread.
     pub run_id: String,
 }
 
@@ -78,6 +81,7 @@ pub struct ApprovalGate {
 }
 
 impl ApprovalGate {
+    /// A gate judging with `warden`'s live policy and keeping pauses in `store`.
     pub fn new(warden: Arc<Warden>, store: Arc<dyn ApprovalStore>) -> Self {
         ApprovalGate { warden, store }
     }
@@ -94,10 +98,12 @@ impl ApprovalGate {
         Ok(ApprovalGate::new(warden, Arc::new(store)))
     }
 
+    /// The library the gate judges with.
     pub fn warden(&self) -> &Warden {
         &self.warden
     }
 
+    /// The store that keeps pauses, grants and the journal.
     pub fn store(&self) -> &dyn ApprovalStore {
         self.store.as_ref()
     }

@@ -177,6 +177,7 @@ fn rule_covers(rule: &Rule, call: &CanonicalCall) -> Result<(), String> {
 /// Which grants to list.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct GrantFilter {
+    /// Only this principal's grants (all principals' when `None`).
     pub principal: Option<String>,
     /// Expired and revoked ones too.
     pub include_inactive: bool,

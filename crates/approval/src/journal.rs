@@ -68,6 +68,7 @@ pub(crate) fn removed_call(
     outcome
 }
 
+/// The outcome of the call at `index` of a message, denied with `reasons` by `decided_by`.
 pub fn denied(
     index: usize,
     call: &ModelToolCall,
@@ -191,6 +192,7 @@ pub(crate) fn recompute(record: &ApprovalRecord) -> Recomputed {
     Recomputed { mapping, problems }
 }
 
+/// The 409 for an approval that was already resolved, naming how.
 pub fn resolved_error(record: &ApprovalRecord) -> ApprovalError {
     ApprovalError::AlreadyResolved {
         approval_id: record.approval_id.clone(),

@@ -30,7 +30,9 @@ pub enum Authority {
 /// human (an approver token, the console, the command line) any.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reviewer {
+    /// The human who answers.
     pub name: String,
+    /// The token that relayed the answer, when a harness did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub relayed_by: Option<String>,
 }

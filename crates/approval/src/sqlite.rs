@@ -210,6 +210,7 @@ impl SqliteApprovalStore {
         self.read(|connection| connection.busy_timeout(timeout).map_err(db))
     }
 
+    /// The database file.
     pub fn path(&self) -> &Path {
         &self.path
     }
