@@ -1,6 +1,7 @@
 //! Answers for calls the daemon could not judge: the judging pool was full, or
-//! the approval store could not say whether the call's thread waits for a
-//! human. Each is a deny in the shape of the route's answer, led by
+//! (on the tool-calls route) the approval store failed; on `POST /v1/evaluate`
+//! the gate answers for the store itself (`ApprovalGate::evaluate`). Each is a
+//! deny in the shape of the route's answer, led by
 //! `oap.evaluator_error` as every provider failure is, with a `warden.*` code
 //! that says why: never an allow, and never an error a harness could read as
 //! "go ahead".
