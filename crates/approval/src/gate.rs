@@ -18,23 +18,23 @@ use warden_types::Caller;
 use warden_types::decision::{Reason, Verdict};
 use warden_types::request::{CallContext, RequestError, ToolCall};
 
-use crate::error::ApprovalError;
 use crate::grant::{Grant, GrantExt, GrantFilter};
 use crate::journal::{
     denial_note, denied, journalled, pending, pending_error, recompute, removed_call, run,
 };
-use crate::message::{AiMessage, ModelToolCall};
-use crate::outcome::{ApprovalRequest, CallOutcome, CallStatus, GateOutcome, RunState};
 use crate::reviewer::Reviewer;
 use crate::store::{
     ApprovalEvent, ApprovalRecord, ApprovalStatus, ApprovalStore, EventKind, Inserted,
     JournalFilter, LOCAL_PRINCIPAL, ListFilter, StoreError, StoredRequest, now_ms,
 };
-use crate::surfaces::SurfaceMismatch;
 pub use crate::validate::MAX_ID_BYTES;
 use crate::validate::{check_id, persistable, request_id};
 use warden::APPROVAL_STAGE;
+use warden_types::approval::{ApprovalRequest, CallOutcome, CallStatus, GateOutcome, RunState};
 use warden_types::codes;
+use warden_types::error::ApprovalError;
+use warden_types::message::{AiMessage, ModelToolCall};
+use warden_types::surfaces::SurfaceMismatch;
 
 /// The stage in `decided_by` of a call denied because the approval store
 /// could not say whether its thread waits for a human.

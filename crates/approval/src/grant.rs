@@ -15,11 +15,11 @@
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::error::ApprovalError;
 use warden::Snapshot;
 use warden_policy::canonical::CanonicalCall;
 use warden_policy::rules::Rule;
 use warden_types::decision::Reason;
+use warden_types::error::ApprovalError;
 use warden_types::request::ToolCall;
 
 pub use warden_types::approval::{Grant, GrantRequest, GrantScope, GrantTarget, MAX_GRANT_MINUTES};

@@ -8,12 +8,12 @@ use sha2::{Digest, Sha256};
 
 use warden_types::decision::Reason;
 
-use crate::error::{ApprovalError, PendingRequest};
-use crate::message::ModelToolCall;
-use crate::outcome::{CallOutcome, CallStatus};
 use crate::store::{ApprovalRecord, JournalledCall};
 use crate::validate::request_id;
 use warden::APPROVAL_STAGE;
+use warden_types::approval::{CallOutcome, CallStatus};
+use warden_types::error::{ApprovalError, PendingRequest};
+use warden_types::message::ModelToolCall;
 
 pub(crate) fn outcome(
     index: usize,
@@ -60,7 +60,7 @@ pub(crate) fn pending(
 pub(crate) fn removed_call(
     index: usize,
     call: &ModelToolCall,
-    problem: &super::message::Unaddressable,
+    problem: &warden_types::message::Unaddressable,
 ) -> CallOutcome {
     let reason = Reason::new(problem.code(), problem.describe());
     let mut outcome = denied(index, call, vec![reason], Some(APPROVAL_STAGE));

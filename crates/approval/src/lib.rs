@@ -24,32 +24,22 @@
 
 #![deny(missing_docs)]
 
-pub mod error;
 pub mod gate;
 pub mod grant;
 pub mod interaction;
 pub mod journal;
-pub mod message;
-pub mod outcome;
 pub mod purge;
 pub mod resume;
 pub mod reviewer;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 pub mod store;
-pub mod surfaces;
 pub mod unjudged;
 pub mod validate;
 
-pub use error::{ApprovalError, ErrorBody, Mismatch, PendingRequest};
 pub use gate::{ApprovalGate, ApprovalView, ModelResponse, RunRef};
 pub use grant::{Grant, GrantExt, GrantFilter, GrantRequest, GrantScope, GrantTarget};
 pub use interaction::{InteractionQuery, InteractionReport, ListedTools};
-pub use message::{AiMessage, ModelToolCall, Unaddressable};
-pub use outcome::{
-    ApprovalRequest, CallOutcome, CallStatus, DecisionKind, GateOutcome, Resolution, ResolvedBy,
-    RunState,
-};
 pub use resume::{RejectAll, RequestDecision, ResumeRequest};
 pub use reviewer::{Authority, RelayNames, Reviewer};
 #[cfg(feature = "sqlite")]
@@ -58,8 +48,14 @@ pub use store::{
     ApprovalEvent, ApprovalRecord, ApprovalStatus, ApprovalStore, EventKind, Inserted,
     JournalFilter, LOCAL_PRINCIPAL, ListFilter, ResumeKey, StoreError, StoredRequest,
 };
-pub use surfaces::{Surface, SurfaceMismatch};
 pub use warden::ApprovalList;
 pub use warden::Listed;
 pub use warden::config::{Durability, HitlApproval, NonInteractive, NotifyHook};
 pub use warden_policy::origin::{Reach, RunOrigin};
+pub use warden_types::approval::{
+    ApprovalRequest, CallOutcome, CallStatus, DecisionKind, GateOutcome, Resolution, ResolvedBy,
+    RunState,
+};
+pub use warden_types::error::{ApprovalError, ErrorBody, Mismatch, PendingRequest};
+pub use warden_types::message::{AiMessage, ModelToolCall, Unaddressable};
+pub use warden_types::surfaces::{Surface, SurfaceMismatch};

@@ -11,14 +11,11 @@ use warden_policy::clock::now_rfc3339;
 use warden_types::decision::Reason;
 use warden_types::request::CallContext;
 
-use crate::error::{ApprovalError, Mismatch};
 use crate::gate::{ApprovalGate, judge};
 use crate::grant::{Grant, GrantExt, check_grant};
 use crate::journal::{
     Recomputed, denied, journalled, outcome, recompute, removed_call, resolved_error,
 };
-use crate::message::{AiMessage, ModelToolCall};
-use crate::outcome::{CallOutcome, CallStatus, DecisionKind, Resolution, ResolvedBy, RunState};
 use crate::reviewer::Reviewer;
 use crate::store::{
     ApprovalEvent, ApprovalRecord, ApprovalStatus, EventKind, Expected, JournalledCall, ListFilter,
@@ -26,7 +23,12 @@ use crate::store::{
 };
 use crate::validate::check_id;
 use warden::APPROVAL_STAGE;
+use warden_types::approval::{
+    CallOutcome, CallStatus, DecisionKind, Resolution, ResolvedBy, RunState,
+};
 use warden_types::codes;
+use warden_types::error::{ApprovalError, Mismatch};
+use warden_types::message::{AiMessage, ModelToolCall};
 
 pub use warden_types::approval::{
     MAX_MESSAGE_BYTES, MAX_RESUME_BYTES, RejectAll, RequestDecision, ResumeRequest,

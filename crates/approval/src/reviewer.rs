@@ -9,7 +9,7 @@ use unicode_general_category::{GeneralCategory, get_general_category};
 
 use warden_analysis::glob::wildcard;
 
-use crate::error::ApprovalError;
+use warden_types::error::ApprovalError;
 
 /// What a credential may do with approvals.
 #[derive(Clone, Debug, PartialEq, Eq)]

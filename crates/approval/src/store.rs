@@ -11,12 +11,12 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use super::error::StoreError;
 use super::grant::{Grant, GrantFilter};
-use super::message::AiMessage;
-pub use super::outcome::ApprovalStatus;
-use super::outcome::{CallOutcome, CallStatus, DecisionKind, Resolution};
 use warden_types::Caller;
+pub use warden_types::approval::ApprovalStatus;
+use warden_types::approval::{CallOutcome, CallStatus, DecisionKind, Resolution};
+pub use warden_types::error::StoreError;
+use warden_types::message::AiMessage;
 use warden_types::request::CallContext;
 
 /// One request of a pending approval: the id a human's decision names, and the
