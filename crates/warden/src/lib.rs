@@ -49,7 +49,7 @@ pub use error::Error;
 pub use pipeline::{APPROVAL_STAGE, INTAKE_STAGE, Warden};
 #[allow(deprecated)]
 pub use pipeline::{evaluate, evaluate_alone};
-pub use registry::{ProviderSet, Registry, Snapshot};
+pub use registry::{ProviderSet, Snapshot};
 pub use warden_runtime::engine::{EngineError, EngineOptions};
 pub use warden_runtime::provider::{FailureKind, LoadError, ProviderFailure};
 pub use warden_types::admin::{Health, ProviderList, ReloadReport};

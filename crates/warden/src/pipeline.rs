@@ -77,11 +77,6 @@ impl Warden {
         })
     }
 
-    /// The live policy.
-    pub fn registry(&self) -> &Registry {
-        &self.registry
-    }
-
     /// Judges one tool call, with every check a lone call gets, as the daemon's
     /// `POST /v1/evaluate` does: the pipeline, then the approval list
     /// (`hitl_approval.tools`), whose listed tools ask where a human can be

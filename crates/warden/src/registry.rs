@@ -275,13 +275,13 @@ impl Snapshot {
 }
 
 /// The live snapshot, replaced atomically.
-pub struct Registry {
+pub(crate) struct Registry {
     live: ArcSwap<Snapshot>,
 }
 
 impl Registry {
     /// The live policy, starting at `snapshot`.
-    pub fn new(snapshot: Snapshot) -> Self {
+    pub(crate) fn new(snapshot: Snapshot) -> Self {
         Registry {
             live: ArcSwap::from_pointee(snapshot),
         }
@@ -289,12 +289,12 @@ impl Registry {
 
     /// The snapshot a call should run on; it stays valid for the whole call
     /// even if a swap happens meanwhile.
-    pub fn current(&self) -> Arc<Snapshot> {
+    pub(crate) fn current(&self) -> Arc<Snapshot> {
         self.live.load_full()
     }
 
     /// Makes `next` live and returns the previous snapshot.
-    pub fn swap(&self, next: Snapshot) -> Arc<Snapshot> {
+    pub(crate) fn swap(&self, next: Snapshot) -> Arc<Snapshot> {
         self.live.swap(Arc::new(next))
     }
 }
