@@ -10,8 +10,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use warden::Listed;
-use warden::{self as pipeline, Warden, codes::CONTEXT_KEYS_DROPPED};
+use warden::{Evaluation, Listed, Snapshot, Warden, codes::CONTEXT_KEYS_DROPPED};
 use warden_policy::clock::now_rfc3339;
 use warden_policy::interaction::{InteractionMode, RunInteractionPolicy};
 use warden_policy::origin::{Reach, RunOrigin};
@@ -19,22 +18,27 @@ use warden_types::Caller;
 use warden_types::decision::{Reason, Verdict};
 use warden_types::request::{CallContext, RequestError, ToolCall};
 
-use crate::codes;
-use crate::error::ApprovalError;
 use crate::grant::{Grant, GrantExt, GrantFilter};
 use crate::journal::{
     denial_note, denied, journalled, pending, pending_error, recompute, removed_call, run,
 };
-use crate::message::{AiMessage, ModelToolCall};
-use crate::outcome::{ApprovalRequest, CallOutcome, CallStatus, GateOutcome, RunState};
 use crate::reviewer::Reviewer;
 use crate::store::{
     ApprovalEvent, ApprovalRecord, ApprovalStatus, ApprovalStore, EventKind, Inserted,
     JournalFilter, LOCAL_PRINCIPAL, ListFilter, StoreError, StoredRequest, now_ms,
 };
-use crate::surfaces::SurfaceMismatch;
 pub use crate::validate::MAX_ID_BYTES;
 use crate::validate::{check_id, persistable, request_id};
+use warden::APPROVAL_STAGE;
+use warden_types::approval::{ApprovalRequest, CallOutcome, CallStatus, GateOutcome, RunState};
+use warden_types::codes;
+use warden_types::error::ApprovalError;
+use warden_types::message::{AiMessage, ModelToolCall};
+use warden_types::surfaces::SurfaceMismatch;
+
+/// The stage in `decided_by` of a call denied because the approval store
+/// could not say whether its thread waits for a human.
+pub const STORE_STAGE: &str = "store";
 
 /// The most tool calls one message may carry.
 pub const MAX_TOOL_CALLS: usize = 256;
@@ -45,8 +49,11 @@ pub use warden_types::approval::{ApprovalView, MAX_RESPONSE_BYTES, ModelResponse
 /// principal whose thread it is (the daemon: the token's name).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct RunRef {
+    /// The principal (a token's name, or the local user) whose thread it is.
     pub principal: String,
+    /// The conversation thread.
     pub thread_id: String,
+    /// The run within the thread.
     pub run_id: String,
 }
 
@@ -74,6 +81,7 @@ pub struct ApprovalGate {
 }
 
 impl ApprovalGate {
+    /// A gate judging with `warden`'s live policy and keeping pauses in `store`.
     pub fn new(warden: Arc<Warden>, store: Arc<dyn ApprovalStore>) -> Self {
         ApprovalGate { warden, store }
     }
@@ -90,10 +98,12 @@ impl ApprovalGate {
         Ok(ApprovalGate::new(warden, Arc::new(store)))
     }
 
+    /// The library the gate judges with.
     pub fn warden(&self) -> &Warden {
         &self.warden
     }
 
+    /// The store that keeps pauses, grants and the journal.
     pub fn store(&self) -> &dyn ApprovalStore {
         self.store.as_ref()
     }
@@ -149,7 +159,7 @@ impl ApprovalGate {
         let mismatch = (!mismatches.is_empty()).then(|| {
             let reason = surface_mismatch(&mismatches);
             let message = snapshot
-                .redactor
+                .redactor()
                 .reason_message(&reason.message, &Value::Null);
             Reason { message, ..reason }
         });
@@ -164,7 +174,7 @@ impl ApprovalGate {
             let outcome = match (problem, &mismatch) {
                 (Some(problem), _) => removed_call(index, call, &problem),
                 (None, Some(reason)) => {
-                    denied(index, call, vec![reason.clone()], Some(codes::STAGE))
+                    denied(index, call, vec![reason.clone()], Some(APPROVAL_STAGE))
                 }
                 (None, None) => judge(&snapshot, index, call, &context, caller, &reach),
             };
@@ -182,7 +192,7 @@ impl ApprovalGate {
                 "context key run_origin is honoured only from internal callers and was ignored",
             ));
         }
-        let generation = snapshot.providers.generation();
+        let generation = snapshot.generation();
         let mut outcome = running(run, calls, message, policy.mode, generation, notices);
         if outcome
             .calls
@@ -211,9 +221,9 @@ impl ApprovalGate {
             .tool_calls
             .iter()
             .enumerate()
-            .map(|(index, call)| denied(index, call, vec![reason.clone()], Some(codes::STAGE)))
+            .map(|(index, call)| denied(index, call, vec![reason.clone()], Some(APPROVAL_STAGE)))
             .collect();
-        let generation = self.warden.snapshot().providers.generation();
+        let generation = self.warden.snapshot().generation();
         let mode = InteractionMode::Interactive;
         running(run, calls, message, mode, generation, vec![reason])
     }
@@ -274,7 +284,7 @@ impl ApprovalGate {
             expires_at_ms: self
                 .warden
                 .snapshot()
-                .hitl_approval
+                .hitl_approval()
                 .expiry()
                 .map(|after| now_ms() + after.as_millis() as i64),
         };
@@ -294,7 +304,7 @@ impl ApprovalGate {
         let quota = self
             .warden
             .snapshot()
-            .hitl_approval
+            .hitl_approval()
             .max_pending_per_principal;
         match self.store.insert(&record, &event, Some(quota))? {
             Inserted::Paused => Ok(()),
@@ -315,6 +325,49 @@ impl ApprovalGate {
                 Ok(())
             }
         }
+    }
+
+    /// Judges one lone call of `principal`, as `POST /v1/evaluate` and the
+    /// Python module's `evaluate` do: a thread that waits for a human starts
+    /// nothing new (a deny, `warden.approval_pending`, naming the pause, its
+    /// details in `metadata`); not knowing whether it waits is a deny too
+    /// (`warden.store_unavailable`, `decided_by: store`); then
+    /// [`Warden::evaluate`]. An error only for what the harness got wrong in
+    /// the call's context.
+    pub fn evaluate(
+        &self,
+        principal: &str,
+        call: &ToolCall,
+        caller: Caller,
+    ) -> Result<Evaluation, RequestError> {
+        if let Some(thread_id) = &call.context.thread_id {
+            match self.check_thread(principal, thread_id) {
+                Ok(()) => {}
+                Err(err @ ApprovalError::ApprovalPending { .. }) => {
+                    let mut evaluation = self
+                        .warden
+                        .refusal(codes::APPROVAL_PENDING, &err.to_string());
+                    if let Value::Object(details) = err.details() {
+                        evaluation.metadata = details;
+                    }
+                    return Ok(evaluation);
+                }
+                // Fail closed: whatever kept the store from answering.
+                Err(err) => {
+                    let generation = self.warden.snapshot().generation();
+                    let message = format!("the approval store could not be read: {err}");
+                    return crate::unjudged::evaluation(
+                        call,
+                        caller,
+                        generation,
+                        STORE_STAGE,
+                        warden::codes::STORE_UNAVAILABLE,
+                        &message,
+                    );
+                }
+            }
+        }
+        self.warden.evaluate(call, caller)
     }
 
     /// Refuses (409 `approval_pending`) when the principal's thread waits for a
@@ -404,7 +457,7 @@ impl ApprovalGate {
             if let Some(grant) = grants.iter().find(|g| g.allows(snapshot, &tool_call, now)) {
                 call.status = CallStatus::Run;
                 call.reasons.insert(0, grant.reason());
-                call.decided_by = Some(codes::STAGE.to_string());
+                call.decided_by = Some(APPROVAL_STAGE.to_string());
             }
         }
         Ok(())
@@ -555,13 +608,13 @@ pub(crate) fn judge(
     // A malformed call from the model is refused on its own; the rest of the
     // message is still judged and the thread stays usable. The approval list
     // is applied below, where the gate can pause.
-    let evaluation = match pipeline::evaluate_in_response(snapshot, &tool_call, caller) {
+    let evaluation = match snapshot.evaluate_in_response(&tool_call, caller) {
         Ok(evaluation) => evaluation,
         Err(err) => {
             let message = format!("invalid tool call: {err}");
-            let message = snapshot.redactor.reason_message(&message, &call.args);
+            let message = snapshot.redactor().reason_message(&message, &call.args);
             let reason = Reason::new(codes::INVALID_CALL, message);
-            return denied(index, call, vec![reason], Some(codes::STAGE));
+            return denied(index, call, vec![reason], Some(APPROVAL_STAGE));
         }
     };
     let decided_by = evaluation.decided_by.as_deref();
@@ -572,21 +625,21 @@ pub(crate) fn judge(
             // Only a listed tool follows `non_interactive`; an ask from any
             // stage in a run that cannot pause is a deny.
             Reach::Unattended(why) | Reach::Never(why) => {
-                let mut reasons = vec![pipeline::ask_unavailable(why)];
+                let mut reasons = vec![Snapshot::ask_unavailable(why)];
                 reasons.extend(evaluation.reasons);
                 denied(index, call, reasons, decided_by)
             }
         },
-        Verdict::Allow => match super::listed(snapshot, &tool_call, reach) {
+        Verdict::Allow => match snapshot.listed(&tool_call, reach) {
             None => run(index, call, evaluation.reasons, decided_by),
-            Some(Listed::Pause(reason)) => pending(index, call, vec![reason], Some(codes::STAGE)),
+            Some(Listed::Pause(reason)) => pending(index, call, vec![reason], Some(APPROVAL_STAGE)),
             Some(Listed::Waived(reason)) => {
                 let mut reasons = evaluation.reasons;
                 reasons.push(reason);
-                run(index, call, reasons, Some(codes::STAGE))
+                run(index, call, reasons, Some(APPROVAL_STAGE))
             }
             Some(Listed::Unavailable(reason)) => {
-                denied(index, call, vec![reason], Some(codes::STAGE))
+                denied(index, call, vec![reason], Some(APPROVAL_STAGE))
             }
         },
     }
@@ -630,7 +683,7 @@ fn over_quota(outcome: &mut GateOutcome, principal: &str, pending: u64, quota: u
         call.status = CallStatus::Denied;
         call.request_id = None;
         call.reasons.insert(0, reason.clone());
-        call.decided_by = Some(codes::STAGE.to_string());
+        call.decided_by = Some(APPROVAL_STAGE.to_string());
         call.note = Some(denial_note(&call.name, &call.reasons));
     }
     outcome.requests.clear();

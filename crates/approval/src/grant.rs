@@ -15,17 +15,17 @@
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::error::ApprovalError;
 use warden::Snapshot;
 use warden_policy::canonical::CanonicalCall;
 use warden_policy::rules::Rule;
 use warden_types::decision::Reason;
+use warden_types::error::ApprovalError;
 use warden_types::request::ToolCall;
 
 pub use warden_types::approval::{Grant, GrantRequest, GrantScope, GrantTarget, MAX_GRANT_MINUTES};
 
 /// A call allowed by a standing grant instead of waiting for a human.
-pub use warden_types::codes::APPROVAL_GRANT as GRANTED;
+use warden_types::codes::APPROVAL_GRANT;
 
 /// What a grant request must satisfy on its own, its rule's syntax included;
 /// `at` names it in the body.
@@ -86,7 +86,7 @@ impl GrantExt for Grant {
                     field: format!("{at}.rule"),
                     message: e.to_string(),
                 })?;
-                if let Err(why) = rule_covers(&rule, &snapshot.permissions.canonical(call)) {
+                if let Err(why) = rule_covers(&rule, &snapshot.permissions().canonical(call)) {
                     return Err(ApprovalError::InvalidDecision {
                         field: format!("{at}.rule"),
                         message: format!(
@@ -133,7 +133,7 @@ impl GrantExt for Grant {
                 *tool == call.tool_name && *args_sha256 == args_digest(&call.tool_input)
             }
             GrantTarget::Rule { rule } => Rule::parse(rule).is_ok_and(|rule| {
-                rule_covers(&rule, &snapshot.permissions.canonical(call)).is_ok()
+                rule_covers(&rule, &snapshot.permissions().canonical(call)).is_ok()
             }),
         }
     }
@@ -148,7 +148,7 @@ impl GrantExt for Grant {
             None => "for this agent",
         };
         Reason::new(
-            GRANTED,
+            APPROVAL_GRANT,
             format!(
                 "allowed by grant {} from {} ({what} {scope}, until {})",
                 self.grant_id, self.granted_by, self.expires_at
@@ -177,6 +177,7 @@ fn rule_covers(rule: &Rule, call: &CanonicalCall) -> Result<(), String> {
 /// Which grants to list.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct GrantFilter {
+    /// Only this principal's grants (all principals' when `None`).
     pub principal: Option<String>,
     /// Expired and revoked ones too.
     pub include_inactive: bool,

@@ -8,12 +8,12 @@ use sha2::{Digest, Sha256};
 
 use warden_types::decision::Reason;
 
-use crate::codes;
-use crate::error::{ApprovalError, PendingRequest};
-use crate::message::ModelToolCall;
-use crate::outcome::{CallOutcome, CallStatus};
 use crate::store::{ApprovalRecord, JournalledCall};
 use crate::validate::request_id;
+use warden::APPROVAL_STAGE;
+use warden_types::approval::{CallOutcome, CallStatus};
+use warden_types::error::{ApprovalError, PendingRequest};
+use warden_types::message::ModelToolCall;
 
 pub(crate) fn outcome(
     index: usize,
@@ -60,14 +60,15 @@ pub(crate) fn pending(
 pub(crate) fn removed_call(
     index: usize,
     call: &ModelToolCall,
-    problem: &super::message::Unaddressable,
+    problem: &warden_types::message::Unaddressable,
 ) -> CallOutcome {
     let reason = Reason::new(problem.code(), problem.describe());
-    let mut outcome = denied(index, call, vec![reason], Some(codes::STAGE));
+    let mut outcome = denied(index, call, vec![reason], Some(APPROVAL_STAGE));
     outcome.removed = true;
     outcome
 }
 
+/// The outcome of the call at `index` of a message, denied with `reasons` by `decided_by`.
 pub fn denied(
     index: usize,
     call: &ModelToolCall,
@@ -84,10 +85,7 @@ pub(crate) fn denial_note(tool: &str, reasons: &[Reason]) -> String {
     let (code, message) = reasons
         .first()
         .map(|r| (r.code.as_str(), r.message.as_str()))
-        .unwrap_or((
-            warden_types::decision::codes::DENIED,
-            "blocked by guardrail policy",
-        ));
+        .unwrap_or((warden_types::codes::DENIED, "blocked by guardrail policy"));
     format!(
         "Guardrail denied: tool '{tool}' was blocked ({code}). Reason: {message}. Choose an alternative approach."
     )
@@ -194,6 +192,7 @@ pub(crate) fn recompute(record: &ApprovalRecord) -> Recomputed {
     Recomputed { mapping, problems }
 }
 
+/// The 409 for an approval that was already resolved, naming how.
 pub fn resolved_error(record: &ApprovalRecord) -> ApprovalError {
     ApprovalError::AlreadyResolved {
         approval_id: record.approval_id.clone(),

@@ -22,31 +22,24 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-pub mod error;
+#![deny(missing_docs)]
+
 pub mod gate;
 pub mod grant;
 pub mod interaction;
 pub mod journal;
-pub mod message;
-pub mod outcome;
 pub mod purge;
 pub mod resume;
 pub mod reviewer;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 pub mod store;
-pub mod surfaces;
+pub mod unjudged;
 pub mod validate;
 
-pub use error::{ApprovalError, ErrorBody, Mismatch, PendingRequest};
 pub use gate::{ApprovalGate, ApprovalView, ModelResponse, RunRef};
 pub use grant::{Grant, GrantExt, GrantFilter, GrantRequest, GrantScope, GrantTarget};
 pub use interaction::{InteractionQuery, InteractionReport, ListedTools};
-pub use message::{AiMessage, ModelToolCall, Unaddressable};
-pub use outcome::{
-    ApprovalRequest, CallOutcome, CallStatus, DecisionKind, GateOutcome, Resolution, ResolvedBy,
-    RunState,
-};
 pub use resume::{RejectAll, RequestDecision, ResumeRequest};
 pub use reviewer::{Authority, RelayNames, Reviewer};
 #[cfg(feature = "sqlite")]
@@ -55,20 +48,14 @@ pub use store::{
     ApprovalEvent, ApprovalRecord, ApprovalStatus, ApprovalStore, EventKind, Inserted,
     JournalFilter, LOCAL_PRINCIPAL, ListFilter, ResumeKey, StoreError, StoredRequest,
 };
-pub use surfaces::{Surface, SurfaceMismatch};
 pub use warden::ApprovalList;
+pub use warden::Listed;
 pub use warden::config::{Durability, HitlApproval, NonInteractive, NotifyHook};
-pub use warden::{Listed, listed};
 pub use warden_policy::origin::{Reach, RunOrigin};
-
-/// Reason codes and the stage name of the approval gate (every code:
-/// `warden_types::codes`).
-pub mod codes {
-    /// The stage name in `decided_by`.
-    pub use warden::APPROVAL_STAGE as STAGE;
-    pub use warden_types::codes::{
-        APPROVAL_EDITED, APPROVAL_EXPIRED, APPROVAL_GRANT, APPROVAL_GRANTED, APPROVAL_NOT_ASKED,
-        APPROVAL_PENDING, APPROVAL_QUOTA_EXCEEDED, APPROVAL_REJECTED, APPROVAL_REQUIRED,
-        APPROVAL_UNAVAILABLE, APPROVAL_WAIVED, INVALID_CALL, SURFACE_MISMATCH, TOO_MANY_CALLS,
-    };
-}
+pub use warden_types::approval::{
+    ApprovalRequest, CallOutcome, CallStatus, DecisionKind, GateOutcome, Resolution, ResolvedBy,
+    RunState,
+};
+pub use warden_types::error::{ApprovalError, ErrorBody, Mismatch, PendingRequest};
+pub use warden_types::message::{AiMessage, ModelToolCall, Unaddressable};
+pub use warden_types::surfaces::{Surface, SurfaceMismatch};

@@ -9,8 +9,8 @@
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use super::message::AiMessage;
-use super::outcome::{CallOutcome, Resolution};
+use warden_types::approval::{CallOutcome, Resolution};
+use warden_types::message::AiMessage;
 
 /// How long a resolved approval keeps its arguments for a replayed resume.
 pub const REPLAY_WINDOW_MS: i64 = 60 * 60 * 1000;

@@ -11,21 +11,24 @@ use warden_policy::clock::now_rfc3339;
 use warden_types::decision::Reason;
 use warden_types::request::CallContext;
 
-use crate::codes;
-use crate::error::{ApprovalError, Mismatch};
 use crate::gate::{ApprovalGate, judge};
 use crate::grant::{Grant, GrantExt, check_grant};
 use crate::journal::{
     Recomputed, denied, journalled, outcome, recompute, removed_call, resolved_error,
 };
-use crate::message::{AiMessage, ModelToolCall};
-use crate::outcome::{CallOutcome, CallStatus, DecisionKind, Resolution, ResolvedBy, RunState};
 use crate::reviewer::Reviewer;
 use crate::store::{
     ApprovalEvent, ApprovalRecord, ApprovalStatus, EventKind, Expected, JournalledCall, ListFilter,
     ResumeKey, now_ms, requests_digest,
 };
 use crate::validate::check_id;
+use warden::APPROVAL_STAGE;
+use warden_types::approval::{
+    CallOutcome, CallStatus, DecisionKind, Resolution, ResolvedBy, RunState,
+};
+use warden_types::codes;
+use warden_types::error::{ApprovalError, Mismatch};
+use warden_types::message::{AiMessage, ModelToolCall};
 
 pub use warden_types::approval::{
     MAX_MESSAGE_BYTES, MAX_RESUME_BYTES, RejectAll, RequestDecision, ResumeRequest,
@@ -92,7 +95,7 @@ impl ApprovalGate {
         let after = self
             .warden()
             .snapshot()
-            .hitl_approval
+            .hitl_approval()
             .expire_after
             .clone()
             .unwrap_or_else(|| "its expiry".to_string());
@@ -584,7 +587,7 @@ impl ApprovalGate {
                 // pause), or without any stored verdict: it never runs.
                 match answers {
                     Answers::RejectAll(reason) => {
-                        let mut o = denied(index, call, vec![reason.clone()], Some(codes::STAGE));
+                        let mut o = denied(index, call, vec![reason.clone()], Some(APPROVAL_STAGE));
                         o.decision = Some(DecisionKind::Reject);
                         o
                     }
@@ -593,7 +596,7 @@ impl ApprovalGate {
                             codes::APPROVAL_UNAVAILABLE,
                             "the pause holds no verdict for this call",
                         );
-                        denied(index, call, vec![reason], Some(codes::STAGE))
+                        denied(index, call, vec![reason], Some(APPROVAL_STAGE))
                     }
                 }
             };
@@ -704,7 +707,7 @@ impl Rejudge {
         }
         let mut reasons = vec![answer];
         reasons.extend(judged.reasons);
-        outcome(index, call, CallStatus::Run, reasons, Some(codes::STAGE))
+        outcome(index, call, CallStatus::Run, reasons, Some(APPROVAL_STAGE))
     }
 
     /// A call nobody was asked about: it runs if it still may without a
@@ -731,7 +734,7 @@ impl Rejudge {
             "nobody was asked about this call at the pause, and judged again at resume it needs a human's approval: denied",
         )];
         reasons.extend(judged.reasons);
-        denied(index, call, reasons, Some(codes::STAGE))
+        denied(index, call, reasons, Some(APPROVAL_STAGE))
     }
 }
 
@@ -744,7 +747,9 @@ fn decide(
     judge: &Rejudge,
 ) -> CallOutcome {
     let mut o = match answers {
-        Answers::RejectAll(reason) => denied(index, call, vec![reason.clone()], Some(codes::STAGE)),
+        Answers::RejectAll(reason) => {
+            denied(index, call, vec![reason.clone()], Some(APPROVAL_STAGE))
+        }
         Answers::Each(decisions) => {
             let d = decisions[rid];
             match d.decision {
@@ -757,7 +762,7 @@ fn decide(
                 }
                 DecisionKind::Reject => {
                     let reason = rejection(&judge.reviewer, d.message.as_deref());
-                    denied(index, call, vec![reason], Some(codes::STAGE))
+                    denied(index, call, vec![reason], Some(APPROVAL_STAGE))
                 }
                 DecisionKind::Edit => {
                     let edited = ModelToolCall {

@@ -9,7 +9,7 @@ use unicode_general_category::{GeneralCategory, get_general_category};
 
 use warden_analysis::glob::wildcard;
 
-use crate::error::ApprovalError;
+use warden_types::error::ApprovalError;
 
 /// What a credential may do with approvals.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -30,7 +30,9 @@ pub enum Authority {
 /// human (an approver token, the console, the command line) any.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reviewer {
+    /// The human who answers.
     pub name: String,
+    /// The token that relayed the answer, when a harness did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub relayed_by: Option<String>,
 }

@@ -11,14 +11,14 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde::{Deserialize, Serialize};
 
 use super::grant::{Grant, GrantFilter};
-use super::message::AiMessage;
-use super::outcome::{CallOutcome, Resolution};
 use crate::store::{
     ApprovalEvent, ApprovalRecord, ApprovalStatus, ApprovalStore, EventKind, Expected, Inserted,
     JournalFilter, ListFilter, ResumeKey, StoreError, StoredRequest, now_ms, requests_digest,
 };
 use warden::config::Durability;
 use warden_types::Caller;
+use warden_types::approval::{CallOutcome, Resolution};
+use warden_types::message::AiMessage;
 use warden_types::request::CallContext;
 
 /// The file name of the store inside the data directory.
@@ -210,6 +210,7 @@ impl SqliteApprovalStore {
         self.read(|connection| connection.busy_timeout(timeout).map_err(db))
     }
 
+    /// The database file.
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -11,12 +11,12 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use super::error::StoreError;
 use super::grant::{Grant, GrantFilter};
-use super::message::AiMessage;
-pub use super::outcome::ApprovalStatus;
-use super::outcome::{CallOutcome, CallStatus, DecisionKind, Resolution};
 use warden_types::Caller;
+pub use warden_types::approval::ApprovalStatus;
+use warden_types::approval::{CallOutcome, CallStatus, DecisionKind, Resolution};
+pub use warden_types::error::StoreError;
+use warden_types::message::AiMessage;
 use warden_types::request::CallContext;
 
 /// One request of a pending approval: the id a human's decision names, and the
@@ -24,25 +24,32 @@ use warden_types::request::CallContext;
 /// before any decision applies.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StoredRequest {
+    /// The id a human's decision names.
     pub request_id: String,
     /// The call's id in the stored message. A pause written by an older release
     /// may hold a null or shared id here: such a pause can only be rejected.
     pub tool_call_id: Option<String>,
+    /// The tool the call runs.
     pub tool_name: String,
 }
 
 /// A pause, as stored.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ApprovalRecord {
+    /// The approval's id.
     pub approval_id: String,
     /// The name of the token (or the local user) that paused it; its thread
     /// belongs to this principal.
     pub principal: String,
+    /// The thread the pause holds.
     pub thread_id: String,
+    /// The run that paused.
     pub run_id: String,
+    /// Pending, or how it was resolved.
     pub status: ApprovalStatus,
     /// Bumped by every change of status; part of the compare-and-swap.
     pub version: u64,
+    /// When it paused, RFC 3339.
     pub created_at: String,
     /// Who sent the paused message; an edited call is judged again as this caller.
     pub caller: Caller,
@@ -84,7 +91,9 @@ impl ApprovalRecord {
 /// asked (the decisions, the run, the reviewer and the relay).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ResumeKey {
+    /// The idempotency key the caller sent.
     pub key: String,
+    /// SHA-256 of what the resume asked.
     pub digest: String,
 }
 
@@ -97,15 +106,21 @@ pub enum Inserted {
     ThreadBusy,
     /// Its principal already had this many pending approvals, the quota;
     /// nothing was stored.
-    OverQuota { pending: u64 },
+    OverQuota {
+        /// How many approvals the principal has pending.
+        pending: u64,
+    },
 }
 
 /// The compare-and-swap of a consumption: the approval must still be pending,
 /// at this version, with this request mapping.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Expected<'a> {
+    /// The approval consumed.
     pub approval_id: &'a str,
+    /// The version read before the decision.
     pub version: u64,
+    /// The digest of the request mapping read before the decision.
     pub requests_digest: &'a str,
 }
 
@@ -130,6 +145,7 @@ pub enum EventKind {
 }
 
 impl EventKind {
+    /// The kind as the journal spells it.
     pub fn as_str(self) -> &'static str {
         match self {
             EventKind::Paused => "paused",
@@ -142,6 +158,7 @@ impl EventKind {
         }
     }
 
+    /// The kind the journal spelled `text`, if it is one.
     pub fn parse(text: &str) -> Option<Self> {
         [
             EventKind::Paused,
@@ -163,12 +180,16 @@ pub struct ApprovalEvent {
     /// Assigned by the store, in order.
     #[serde(default)]
     pub seq: u64,
+    /// When it happened, RFC 3339.
     pub at: String,
+    /// What happened.
     pub kind: EventKind,
     /// The principal whose thread it is.
     #[serde(default = "legacy_principal")]
     pub principal: String,
+    /// The thread.
     pub thread_id: String,
+    /// The approval.
     pub approval_id: String,
     /// The run the event is attributed to: the paused run, or the resume run
     /// that adopts the calls it answers.
@@ -179,21 +200,29 @@ pub struct ApprovalEvent {
     /// The token that relayed the human's answer, when a harness did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub relayed_by: Option<String>,
+    /// The note the human gave, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The calls, as they stood after the event.
     pub calls: Vec<JournalledCall>,
 }
 
 /// A call as the journal keeps it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct JournalledCall {
+    /// The request id a decision names, for a call that waited.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
+    /// The model's id for the call.
     pub tool_call_id: Option<String>,
+    /// The tool.
     pub tool_name: String,
+    /// Run, denied or pending.
     pub status: CallStatus,
+    /// What the human decided about it, if anything.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decision: Option<DecisionKind>,
+    /// The reason codes of its outcome.
     pub codes: Vec<String>,
     /// SHA-256 of the arguments the call runs with (or was refused with).
     pub args_sha256: String,
@@ -212,6 +241,7 @@ fn legacy_principal() -> String {
 pub struct ListFilter {
     /// Only this principal's (all principals' when `None`).
     pub principal: Option<String>,
+    /// Only this thread's approvals.
     pub thread_id: Option<String>,
     /// Resolved approvals too, not only pending ones.
     pub include_resolved: bool,
@@ -222,6 +252,7 @@ pub struct ListFilter {
 pub struct JournalFilter {
     /// Only this principal's threads (all when `None`).
     pub principal: Option<String>,
+    /// Only this thread's entries.
     pub thread_id: Option<String>,
     /// Only entries before this sequence number (for paging back).
     pub before_seq: Option<u64>,
@@ -251,6 +282,7 @@ pub trait ApprovalStore: Send + Sync {
         quota: Option<u64>,
     ) -> Result<Inserted, StoreError>;
 
+    /// The approval with this id, if any.
     fn get(&self, approval_id: &str) -> Result<Option<ApprovalRecord>, StoreError>;
 
     /// The pending approval of a principal's thread, if any (there is at most one).

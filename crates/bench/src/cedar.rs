@@ -277,17 +277,12 @@ pub fn stages(calls: usize) -> anyhow::Result<Vec<Measurement>> {
     let (_, json) = &calls_named("typical shell call")?;
     let call: ToolCall = serde_json::from_slice(json)?;
     let snapshot = warden.snapshot();
-    let permissions = &snapshot.permissions;
+    let permissions = snapshot.permissions();
     let canonical = permissions.canonical(&call);
-    let provider = &snapshot.providers.providers()[0];
+    let provider = &snapshot.providers().providers()[0];
     let request = cedar.request(json)?;
     let interaction = RunInteractionPolicy::resolve(&call.context, Caller::Agent)?;
-    let guest = warden::provider_call(
-        &call,
-        &trust::admit(&call, Caller::Agent),
-        None,
-        interaction.mode,
-    );
+    let guest = snapshot.provider_call(&call, Caller::Agent, interaction.mode);
     Ok(vec![
         measure("Warden: whole pipeline from JSON", 1, calls, &|| {
             assert_eq!(warden_decide(&warden, json).ok(), Some(Verdict::Allow));
@@ -332,8 +327,7 @@ pub fn stages(calls: usize) -> anyhow::Result<Vec<Measurement>> {
             1,
             calls,
             &|| {
-                let admitted = trust::admit(&call, Caller::Agent);
-                let guest = warden::provider_call(&call, &admitted, None, interaction.mode);
+                let guest = snapshot.provider_call(&call, Caller::Agent, interaction.mode);
                 let opinion = provider.evaluate(&guest).expect("an opinion");
                 assert_eq!(opinion.decision.verdict, Verdict::Allow);
             },
@@ -356,7 +350,7 @@ pub fn stages(calls: usize) -> anyhow::Result<Vec<Measurement>> {
             },
         ),
         measure("Warden: triage detector", 1, calls, &|| {
-            std::hint::black_box(snapshot.triage.assess(
+            std::hint::black_box(snapshot.triage().assess(
                 &canonical,
                 &call.tool_input,
                 Verdict::Allow,

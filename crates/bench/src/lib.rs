@@ -195,7 +195,7 @@ fn oap(calls: usize) -> anyhow::Result<Vec<Measurement>> {
     // The component alone: one call into the warm instance and its decision
     // back, without the native stages the pipeline runs first.
     let snapshot = warden.snapshot();
-    let provider = &snapshot.providers.providers()[0];
+    let provider = &snapshot.providers().providers()[0];
     let guest_call = GuestCall {
         tool_name: "bash".into(),
         tool_input: json!({ "command": TYPICAL_COMMAND }).to_string(),

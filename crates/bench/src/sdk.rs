@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use crate::fixtures;
 use crate::measure::{Measurement, measure};
 use warden::Config;
-use warden::{Warden, provider_call};
+use warden::Warden;
 use warden_policy::interaction::InteractionMode;
 use warden_runtime::artifact_cache::ArtifactCache;
 use warden_runtime::engine::{CompiledFrom, SandboxEngine};
@@ -69,9 +69,8 @@ pub fn rules(calls: usize) -> anyhow::Result<Vec<Measurement>> {
     };
     // The provider's own decision, without the rest of the pipeline.
     let snapshot = warden.snapshot();
-    let provider = &snapshot.providers.providers()[0];
-    let admitted = warden_policy::trust::admit(&call, Caller::Internal);
-    let guest = provider_call(&call, &admitted, None, InteractionMode::Interactive);
+    let provider = &snapshot.providers().providers()[0];
+    let guest = snapshot.provider_call(&call, Caller::Internal, InteractionMode::Interactive);
     let decide = || {
         let opinion = provider.evaluate(&guest).expect("an opinion");
         assert_eq!(opinion.decision.policy_id.as_deref(), Some("bench#default"));

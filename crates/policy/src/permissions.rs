@@ -15,17 +15,7 @@ use super::sensitive::{self, Access, SensitivePaths, SensitivePathsConfig};
 use super::tools::{ToolKind, ToolRegistry, ToolsConfig};
 use warden_types::decision::{Decision, Reason, Verdict};
 
-/// Reason codes of the permission engine (defined with every other code in
-/// `warden_types::codes`).
-pub mod codes {
-    pub use warden_types::codes::{
-        MODE_DEFAULT, OPAQUE_COMMAND, READ_ONLY_MODE, RULE_ALLOW, RULE_ASK, RULE_DENY,
-        SENSITIVE_PATH, SUSPICIOUS_CHARACTERS,
-    };
-}
-
-/// The policy id on every decision of the permission engine.
-pub const POLICY_ID: &str = warden_types::codes::PERMISSIONS_POLICY;
+use warden_types::codes::{self, PERMISSIONS_POLICY};
 
 /// How calls that no rule decides are treated.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
@@ -252,7 +242,7 @@ impl PermissionEngine {
         let (verdict, why) = match self.mode {
             // Nothing to say: full_auto allows what nothing else decides.
             Mode::FullAuto => {
-                return Decision::new(Verdict::Allow, Vec::new()).with_policy(POLICY_ID);
+                return Decision::new(Verdict::Allow, Vec::new()).with_policy(PERMISSIONS_POLICY);
             }
             Mode::Default | Mode::ReadOnly if read_only => (
                 Verdict::Allow,
@@ -286,5 +276,5 @@ impl Default for PermissionEngine {
 }
 
 fn decision(verdict: Verdict, code: &str, message: String) -> Decision {
-    Decision::new(verdict, vec![Reason::new(code, message)]).with_policy(POLICY_ID)
+    Decision::new(verdict, vec![Reason::new(code, message)]).with_policy(PERMISSIONS_POLICY)
 }

@@ -26,15 +26,7 @@ use warden_types::{ClassifierReport, OnError, Risk};
 
 use super::canonical::CanonicalCall;
 
-/// Reason codes of risk triage.
-pub mod codes {
-    pub use warden_types::codes::{
-        CLASSIFIER_ERROR, CLASSIFIER_HIGH, DESTRUCTIVE, DOWNLOAD_EXEC, EXFILTRATION, OBFUSCATION,
-        PRIVILEGE_ESCALATION, SOCKET_SHELL,
-    };
-}
-
-pub use warden_types::codes::TRIAGE_POLICY as POLICY_ID;
+use warden_types::codes::{self, TRIAGE_POLICY};
 
 /// A risk classifier as triage sees it: a name, what its failure means, and
 /// an opinion of a call. The sandboxed `role: classifier` component is one;
@@ -214,7 +206,7 @@ impl Triage {
             .map(|f| Reason::new(f.code, f.message.clone()))
             .collect();
         (
-            Some(Decision::new(verdict, reasons).with_policy(POLICY_ID)),
+            Some(Decision::new(verdict, reasons).with_policy(TRIAGE_POLICY)),
             report,
         )
     }

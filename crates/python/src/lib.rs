@@ -13,15 +13,12 @@
 
 // Warden's public API, all of it in one place: the library (`warden`), the
 // approval gate (`warden-approval`) and the wire types (`warden-types`).
-use warden::Snapshot;
-use warden::refusal;
 use warden::{CallContext, Caller, Config, ConfigError, Evaluation, Reason, RequestError};
-use warden::{LoadError, ToolCall, Warden};
+use warden::{ReloadReport, ToolCall, Warden};
 use warden_approval::validate::{check_id, parse_body};
 use warden_approval::{
     ApprovalError, ApprovalGate, Authority, GrantFilter, InteractionQuery, LOCAL_PRINCIPAL,
     ListFilter, ModelResponse, RelayNames, ResumeRequest, Reviewer, RunRef, StoreError,
-    codes as approval_codes,
 };
 use warden_types::codes::{EVALUATOR_ERROR, STORE_UNAVAILABLE};
 use warden_types::codes::{INPUT_TOO_DEEP, INPUT_TOO_LARGE, UNENCODABLE_INPUT};
@@ -31,9 +28,8 @@ mod answer;
 mod convert;
 mod gil;
 
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use std::time::{Instant, SystemTime};
+use std::path::PathBuf;
+use std::sync::Arc;
 
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
@@ -145,9 +141,7 @@ impl Source {
 /// Why the core could not be made.
 enum LoadFailure {
     Config(ConfigError),
-    Load(LoadError),
-    Unhealthy { provider: String, message: String },
-    DataDir { path: PathBuf, err: std::io::Error },
+    Warden(warden::Error),
     Store(StoreError),
 }
 
@@ -155,51 +149,55 @@ impl LoadFailure {
     fn into_py(self) -> PyErr {
         let message = self.to_string();
         match self {
-            LoadFailure::Config(ConfigError::Invalid {
-                file,
-                key,
-                message: reason,
-                location,
-            }) => {
-                let (line, column) = location.0.unzip();
-                ConfigError_::new_err((message, Some(file), Some(key), reason, line, column))
+            LoadFailure::Config(err) | LoadFailure::Warden(warden::Error::Config(err)) => {
+                config_error(message, err)
             }
-            LoadFailure::Config(ConfigError::Read { path, source }) => ConfigError_::new_err((
-                message,
-                Some(path),
-                None::<String>,
-                source.to_string(),
-                None::<usize>,
-                None::<usize>,
-            )),
-            _ => ConfigError_::new_err((
-                message.clone(),
-                None::<String>,
-                None::<String>,
-                message,
-                None::<usize>,
-                None::<usize>,
-            )),
+            _ => unlocated(message),
         }
     }
+}
+
+/// A refused configuration as `warden.ConfigError`: its file, key and line.
+fn config_error(message: String, err: ConfigError) -> PyErr {
+    match err {
+        ConfigError::Invalid {
+            file,
+            key,
+            message: reason,
+            location,
+        } => {
+            let (line, column) = location.0.unzip();
+            ConfigError_::new_err((message, Some(file), Some(key), reason, line, column))
+        }
+        ConfigError::Read { path, source } => ConfigError_::new_err((
+            message,
+            Some(path),
+            None::<String>,
+            source.to_string(),
+            None::<usize>,
+            None::<usize>,
+        )),
+        _ => unlocated(message),
+    }
+}
+
+/// A refusal with no file or key to point at (a provider, the store).
+fn unlocated(message: String) -> PyErr {
+    ConfigError_::new_err((
+        message.clone(),
+        None::<String>,
+        None::<String>,
+        message,
+        None::<usize>,
+        None::<usize>,
+    ))
 }
 
 impl std::fmt::Display for LoadFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             LoadFailure::Config(err) => write!(f, "{err}"),
-            LoadFailure::Load(err) => write!(f, "{err}"),
-            LoadFailure::Unhealthy { provider, message } => {
-                write!(
-                    f,
-                    "provider '{provider}' could not be configured: {message}"
-                )
-            }
-            LoadFailure::DataDir { path, err } => write!(
-                f,
-                "cannot create the data directory {}: {err}",
-                path.display()
-            ),
+            LoadFailure::Warden(err) => write!(f, "{err}"),
             LoadFailure::Store(err) => write!(f, "{err}"),
         }
     }
@@ -221,8 +219,6 @@ struct Core {
     data_dir_given: bool,
     /// `hitl_approval.durability` at start: a reload cannot change it.
     durability: String,
-    /// Reloads run one at a time.
-    reloading: Mutex<()>,
 }
 
 impl Core {
@@ -238,19 +234,9 @@ impl Core {
         // absolute so that a later change of directory moves nothing.
         let dir = data_dir.unwrap_or_else(|| config.data_dir());
         config.set_data_dir(&dir);
-        let data_dir = config.data_dir();
-        create_private_dir(&data_dir).map_err(|err| LoadFailure::DataDir {
-            path: data_dir.clone(),
-            err,
-        })?;
-        let warden = Arc::new(Warden::new(&config).map_err(LoadFailure::Load)?);
+        let data_dir = config.create_data_dir().map_err(LoadFailure::Warden)?;
         // As the daemon: a provider that cannot be configured stops the start.
-        if let Some((provider, failure)) = warden.snapshot().providers.unhealthy().next() {
-            return Err(LoadFailure::Unhealthy {
-                provider: provider.name().to_string(),
-                message: failure.to_string(),
-            });
-        }
+        let warden = Arc::new(Warden::new_healthy(&config).map_err(LoadFailure::Warden)?);
         let durability = config.hitl_approval.durability;
         let gate = ApprovalGate::open(warden.clone(), &data_dir, durability)
             .map_err(LoadFailure::Store)?;
@@ -263,69 +249,19 @@ impl Core {
             data_dir,
             data_dir_given,
             durability: durability.as_str().to_string(),
-            reloading: Mutex::new(()),
         })
     }
 
-    /// As the daemon's `POST /v1/evaluate` once the body is read: a thread
-    /// that waits for a human starts nothing new (a deny naming the pause);
-    /// not knowing whether it waits is a deny too; then the pipeline and the
-    /// approval list.
+    /// As the daemon's `POST /v1/evaluate` once the body is read: the
+    /// thread's pending approval, then the pipeline and the approval list.
     fn judge(&self, call: &ToolCall) -> Result<Evaluation, Failure> {
-        if let Some(thread_id) = &call.context.thread_id {
-            match self.gate.check_thread(&self.principal, thread_id) {
-                Ok(()) => {}
-                Err(err @ ApprovalError::ApprovalPending { .. }) => {
-                    let mut evaluation = refusal(
-                        &self.warden.snapshot(),
-                        approval_codes::APPROVAL_PENDING,
-                        &err.to_string(),
-                    );
-                    if let Value::Object(details) = err.details() {
-                        evaluation.metadata = details;
-                    }
-                    return Ok(evaluation);
-                }
-                Err(ApprovalError::Store(err)) => {
-                    return Ok(
-                        self.not_judged(&format!("the approval store could not be read: {err}"))
-                    );
-                }
-                Err(err) => return Err(err.into()),
-            }
-        }
-        Ok(self.warden.evaluate(call, self.caller)?)
-    }
-
-    /// The deny for a call that could not be judged, led by
-    /// `oap.evaluator_error` as every failure is (the daemon's answer).
-    fn not_judged(&self, message: &str) -> Evaluation {
-        let mut evaluation = refusal(
-            &self.warden.snapshot(),
-            EVALUATOR_ERROR,
-            "guardrail evaluation unavailable (fail-closed)",
-        );
-        let reason = Reason::new(
-            STORE_UNAVAILABLE,
-            format!("{message}; the call was not judged"),
-        );
-        evaluation.decided_by = Some("store".into());
-        evaluation.reasons.push(reason);
-        if let Some(stage) = evaluation.stages.first_mut() {
-            stage.stage = "store".into();
-            stage.codes.push(STORE_UNAVAILABLE.into());
-            stage.error_detail = Some(STORE_UNAVAILABLE.into());
-        }
-        evaluation
-            .metadata
-            .insert("error_detail".into(), STORE_UNAVAILABLE.into());
-        evaluation
+        Ok(self.gate.evaluate(&self.principal, call, self.caller)?)
     }
 
     /// The deny for a call refused before it could be judged (`decided_by:
     /// intake`), as the daemon answers it.
     fn refused(&self, code: &str, message: &str) -> Evaluation {
-        refusal(&self.warden.snapshot(), code, message)
+        self.warden.refusal(code, message)
     }
 
     fn role(&self) -> &'static str {
@@ -346,11 +282,8 @@ impl Core {
         )?)
     }
 
-    fn reload_now(&self) -> Result<Value, Failure> {
-        let _one_at_a_time = self.reloading.lock().unwrap_or_else(|e| e.into_inner());
-        let started = Instant::now();
-        let old = self.warden.snapshot();
-        let serving = old.providers.generation();
+    fn reload_now(&self) -> Result<ReloadReport, Failure> {
+        let serving = self.warden.snapshot().generation();
         let fail = |err: String| {
             Failure::new(
                 422,
@@ -373,50 +306,13 @@ impl Core {
         }
         // A new data directory needs a restart: keep the running one.
         config.set_data_dir(&self.data_dir);
-        let snapshot = Snapshot::load(&config).map_err(|e| fail(e.to_string()))?;
-        if let Some((provider, failure)) = snapshot.providers.unhealthy().next() {
-            return Err(fail(format!(
-                "provider '{}' could not be configured: {failure}",
-                provider.name()
-            )));
-        }
-        let previous = self.warden.registry().swap(snapshot);
-        let current = self.warden.snapshot();
-        Ok(json!({
-            "generation": current.providers.generation(),
-            "previous_generation": previous.providers.generation(),
-            "providers": digests(&current),
-            "previous_providers": digests(&previous),
-            "config_sha256": digest,
-            "duration_ms": (started.elapsed().as_secs_f64() * 1e6).round() / 1e3,
-            "warnings": warnings,
-        }))
+        let mut report = self
+            .warden
+            .reload(&config, &digest)
+            .map_err(|e| fail(e.to_string()))?;
+        report.warnings = warnings;
+        Ok(report)
     }
-}
-
-/// `[{name, digest}]` of a snapshot's providers, as the reload answer lists them.
-fn digests(snapshot: &Snapshot) -> Value {
-    snapshot
-        .providers
-        .providers()
-        .iter()
-        .map(|p| json!({"name": p.name(), "digest": p.digest()}))
-        .collect()
-}
-
-fn rfc3339(t: SystemTime) -> String {
-    time::OffsetDateTime::from(t)
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default()
-}
-
-/// The data directory holds the approval store: only its owner may read it.
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)
 }
 
 /// A Rust value as the daemon's JSON, as Python objects.
@@ -746,7 +642,7 @@ impl Core {
         };
         let snapshot = self.warden.snapshot();
         let report =
-            warden_approval::interaction::resolve(&query, self.caller, &snapshot.approval_list)
+            warden_approval::interaction::resolve(&query, self.caller, snapshot.approval_list())
                 .map_err(|e| Failure::bad_request(e).into_py(py))?;
         let mut value = serde_json::to_value(&report)
             .map_err(|e| Failure::new(500, "internal", e.to_string()).into_py(py))?;
@@ -765,47 +661,12 @@ impl Core {
 
     /// The live provider set, as `GET /v1/admin/providers` lists it.
     fn providers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let snapshot = self.warden.snapshot();
-        let set = &snapshot.providers;
-        let providers: Vec<Value> = set
-            .providers()
-            .iter()
-            .map(|p| {
-                json!({
-                    "name": p.name(),
-                    "provider": p.info().name,
-                    "version": p.info().version,
-                    "digest": p.digest(),
-                    "source": p.source(),
-                    "limits": p.limits(),
-                    "on_error": p.on_error(),
-                    "loaded_since": rfc3339(p.loaded_at()),
-                    "pool": p.pool_usage(),
-                })
-            })
-            .collect();
-        answer(
-            py,
-            &json!({
-                "generation": set.generation(),
-                "loaded_at": rfc3339(set.loaded_at()),
-                "enabled": snapshot.guardrails.enabled,
-                "providers": providers,
-            }),
-        )
+        answer(py, &self.warden.providers())
     }
 
     /// As `GET /healthz`.
     fn health<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let snapshot = self.warden.snapshot();
-        answer(
-            py,
-            &json!({
-                "status": "ok",
-                "generation": snapshot.providers.generation(),
-                "providers": snapshot.providers.providers().len(),
-            }),
-        )
+        answer(py, &self.warden.health())
     }
 
     /// The longest one judgement can take under the live configuration, in

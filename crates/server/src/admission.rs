@@ -16,7 +16,7 @@
 //!    token's slow bodies wait among themselves, not in front of everyone;
 //! 5. keeps the principal with the request (a task-local), where the judging
 //!    pool reads it to cap the calls each principal has queued or being
-//!    judged (`max_queued_per_principal`, in `Daemon::offload`).
+//!    judged (`max_queued_per_principal`, in `DaemonState::offload`).
 //!
 //! Agents that share a token share its shares.
 
@@ -32,9 +32,9 @@ use tokio::sync::OwnedSemaphorePermit;
 
 use crate::auth;
 use crate::body::ApiError;
-use crate::daemon::Daemon;
 use crate::limits::HttpLimits;
 use crate::shares::{PRINCIPAL, Share, Who};
+use crate::state::DaemonState;
 use crate::throttle::CredentialRefused;
 
 /// A credential a request presents.
@@ -60,7 +60,7 @@ impl Credential {
 /// routes answers.
 #[derive(Clone)]
 pub(crate) struct Routes {
-    pub(crate) daemon: Arc<Daemon>,
+    pub(crate) daemon: Arc<DaemonState>,
     pub(crate) needs_token: fn(&str, &str) -> bool,
 }
 
@@ -141,7 +141,7 @@ fn credential_of(
 /// The name of the configured token of a request's `Authorization: Bearer`
 /// header; `None` for a token that is not configured, or a header that is not
 /// `Bearer <token>`.
-fn bearer_token_name(daemon: &Daemon, request: &Request) -> Option<Arc<str>> {
+fn bearer_token_name(daemon: &DaemonState, request: &Request) -> Option<Arc<str>> {
     let header = request
         .headers()
         .get(header::AUTHORIZATION)?
@@ -154,7 +154,7 @@ fn bearer_token_name(daemon: &Daemon, request: &Request) -> Option<Arc<str>> {
 /// Counts a wrong credential against its source address and logs it (never
 /// the credential itself).
 fn refused(
-    daemon: &Daemon,
+    daemon: &DaemonState,
     source: IpAddr,
     credential: Credential,
     route: &str,
@@ -206,7 +206,7 @@ fn throttled(wait: Duration, limits: &HttpLimits) -> Response {
 /// A turn of the principal's share and one of the daemon's, within
 /// `body_read_timeout_ms` for both; 503 `overloaded` naming the limit if not.
 async fn take_turns(
-    daemon: &Daemon,
+    daemon: &DaemonState,
     who: &Who,
     limits: &HttpLimits,
 ) -> Result<(Share, OwnedSemaphorePermit), ApiError> {

@@ -170,7 +170,7 @@ impl Refusal {
     /// The error a route that does not judge answers instead.
     pub fn into_error(self) -> ApiError {
         match self.code {
-            warden_types::request::codes::INPUT_TOO_LARGE => ApiError::too_large(self.message),
+            warden_types::codes::INPUT_TOO_LARGE => ApiError::too_large(self.message),
             _ => ApiError::bad_request(self.message),
         }
     }
@@ -233,7 +233,7 @@ async fn read_body(
         }
     }
     let too_large = || Refusal {
-        code: warden_types::request::codes::INPUT_TOO_LARGE,
+        code: warden_types::codes::INPUT_TOO_LARGE,
         message: format!(
             "the request body exceeds the limit of {} bytes (server.limits.max_body_bytes)",
             limits.max_body_bytes

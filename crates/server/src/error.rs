@@ -6,7 +6,6 @@ use crate::auth::TokenError;
 use crate::config::ConfigError;
 use warden_approval::StoreError;
 use warden_log::DecisionLogError;
-use warden_runtime::provider::LoadError;
 
 /// Why the daemon could not start.
 #[derive(Debug, thiserror::Error)]
@@ -14,10 +13,10 @@ use warden_runtime::provider::LoadError;
 pub enum ServeError {
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// The library refused the configuration: a provider, the signing key, a
+    /// policy section, the data directory.
     #[error(transparent)]
-    Load(#[from] LoadError),
-    #[error("provider '{provider}' could not be configured: {message}")]
-    Unhealthy { provider: String, message: String },
+    Warden(#[from] warden::Error),
     #[error(transparent)]
     Tokens(#[from] TokenError),
     #[error("{0}")]
@@ -34,11 +33,6 @@ pub enum ServeError {
     Notify(String),
     #[error("cannot start the judging threads: {0}")]
     Workers(std::io::Error),
-    #[error("cannot create the data directory {path}: {source}")]
-    DataDir {
-        path: String,
-        source: std::io::Error,
-    },
     #[error("cannot listen on {addr}: {source}")]
     Bind {
         addr: SocketAddr,

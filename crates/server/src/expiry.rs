@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use tokio::task::JoinHandle;
 
-use crate::Daemon;
+use crate::DaemonState;
 
 /// How often the sweeper looks for overdue approvals.
 const EVERY: Duration = Duration::from_secs(1);
@@ -19,7 +19,7 @@ const EVERY: Duration = Duration::from_secs(1);
 const PURGE_EVERY: u64 = 60;
 
 /// Starts the sweeper; it stops when the handle is aborted.
-pub(super) fn spawn(daemon: Arc<Daemon>) -> JoinHandle<()> {
+pub(super) fn spawn(daemon: Arc<DaemonState>) -> JoinHandle<()> {
     tokio::spawn(async move {
         let mut ticks = tokio::time::interval(EVERY);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -31,7 +31,7 @@ pub(super) fn spawn(daemon: Arc<Daemon>) -> JoinHandle<()> {
             if daemon
                 .warden
                 .snapshot()
-                .hitl_approval
+                .hitl_approval()
                 .expire_after
                 .is_some()
             {
@@ -41,7 +41,7 @@ pub(super) fn spawn(daemon: Arc<Daemon>) -> JoinHandle<()> {
     })
 }
 
-async fn expire(daemon: &Arc<Daemon>) {
+async fn expire(daemon: &Arc<DaemonState>) {
     match housekeeping(daemon, |daemon| daemon.gate.expire_overdue()).await {
         Ok(Ok(0)) => {}
         Ok(Ok(expired)) => {
@@ -54,7 +54,7 @@ async fn expire(daemon: &Arc<Daemon>) {
     }
 }
 
-async fn purge(daemon: &Arc<Daemon>) {
+async fn purge(daemon: &Arc<DaemonState>) {
     match housekeeping(daemon, |daemon| daemon.gate.purge_resolved()).await {
         Ok(Ok(0)) => {}
         Ok(Ok(purged)) => tracing::info!(purged, "resolved approvals' arguments purged"),
@@ -68,8 +68,8 @@ async fn purge(daemon: &Arc<Daemon>) {
 /// would admit (a call refused as overloaded because a purge was running), and
 /// one job at a time (the sweeper awaits each) cannot crowd anything out.
 async fn housekeeping<T: Send + 'static>(
-    daemon: &Arc<Daemon>,
-    job: impl FnOnce(&Daemon) -> T + Send + 'static,
+    daemon: &Arc<DaemonState>,
+    job: impl FnOnce(&DaemonState) -> T + Send + 'static,
 ) -> Result<T, tokio::task::JoinError> {
     let daemon = daemon.clone();
     tokio::task::spawn_blocking(move || job(&daemon)).await

@@ -19,7 +19,6 @@ mod body;
 pub mod config;
 mod connections;
 pub mod console;
-mod daemon;
 pub mod decision_log;
 mod error;
 pub mod events;
@@ -34,6 +33,7 @@ mod reload;
 mod routes;
 mod server;
 mod shares;
+mod state;
 mod throttle;
 mod watch;
 mod workers;
@@ -42,7 +42,13 @@ pub use auth::{Access, Principal, Role, TokenError, TokenSpec, Tokens};
 pub use body::{ApiError, ErrorBody, ErrorDetail};
 pub use config::{Config, DEFAULT_LISTEN, ServerConfig};
 pub use connections::raise_open_file_limit;
-pub use daemon::{Daemon, Dispatch, SWAP_LOG, ServeOptions};
+#[cfg(feature = "bench")]
+pub use state::Dispatch;
+pub use state::{DaemonState, SWAP_LOG, ServeOptions};
+
+/// The daemon's shared state, under its old name.
+#[deprecated(since = "0.2.0", note = "renamed DaemonState")]
+pub type Daemon = DaemonState;
 pub use error::ServeError;
 pub use limits::HttpLimits;
 pub use metrics::Metrics;

@@ -376,7 +376,7 @@ impl Metrics {
     pub fn render(&self, live: &Snapshot, log_write_errors: u64) -> (String, String) {
         self.pool_instances.reset();
         self.pool_capacity.reset();
-        for provider in live.providers.providers() {
+        for provider in live.providers().providers() {
             let usage = provider.pool_usage();
             let name = provider.name();
             self.pool_capacity

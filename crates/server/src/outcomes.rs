@@ -4,9 +4,9 @@
 //! answered.
 
 use crate::auth::Principal;
-use crate::daemon::Daemon;
 use crate::events::{PauseEvent, PauseKind};
 use crate::notify::Notice;
+use crate::state::DaemonState;
 use warden_approval::{CallOutcome, GateOutcome, Resolution};
 use warden_log::{Requester, status_verdict};
 
@@ -18,7 +18,7 @@ pub(crate) fn requester(who: &Principal) -> Requester<'_> {
     }
 }
 
-impl Daemon {
+impl DaemonState {
     /// Counts each call's verdict in the metrics.
     fn count(&self, calls: &[CallOutcome]) {
         for call in calls {

@@ -1,18 +1,17 @@
 //! Answers for calls the daemon could not judge: the judging pool was full, or
-//! the approval store could not say whether the call's thread waits for a
-//! human. Each is a deny in the shape of the route's answer, led by
+//! (on the tool-calls route) the approval store failed; on `POST /v1/evaluate`
+//! the gate answers for the store itself (`ApprovalGate::evaluate`). Each is a
+//! deny in the shape of the route's answer, led by
 //! `oap.evaluator_error` as every provider failure is, with a `warden.*` code
 //! that says why: never an allow, and never an error a harness could read as
 //! "go ahead".
 
-use serde_json::{Map, Value};
-
-use warden::{Evaluation, StageReport};
+use warden::Evaluation;
 use warden_approval::journal::denied;
+use warden_approval::unjudged;
 use warden_approval::{ApprovalError, GateOutcome, ModelResponse, RunRef, RunState};
 use warden_policy::interaction::RunInteractionPolicy;
 use warden_types::Caller;
-use warden_types::decision::{Reason, Verdict, codes};
 use warden_types::request::{RequestError, ToolCall};
 
 /// The codes of the refusals: every judging thread is busy and the queue is
@@ -20,17 +19,6 @@ use warden_types::request::{RequestError, ToolCall};
 pub use warden_types::codes::{OVERLOADED, STORE_UNAVAILABLE};
 /// The stage the refusal names in `decided_by`.
 pub const STAGE: &str = "daemon";
-
-/// Why a call was not judged, as its reasons.
-fn reasons(code: &'static str, message: &str) -> Vec<Reason> {
-    vec![
-        Reason::new(
-            codes::EVALUATOR_ERROR,
-            "guardrail evaluation unavailable (fail-closed)",
-        ),
-        Reason::new(code, format!("{message}; the call was not judged")),
-    ]
-}
 
 /// The deny `POST /v1/evaluate` answers for a call it could not judge.
 pub fn evaluation(
@@ -40,33 +28,7 @@ pub fn evaluation(
     code: &'static str,
     message: &str,
 ) -> Result<Evaluation, RequestError> {
-    let mode = RunInteractionPolicy::resolve(&call.context, caller)?.mode;
-    let reasons = reasons(code, message);
-    let mut metadata = Map::new();
-    metadata.insert("error_detail".into(), Value::from(code));
-    Ok(Evaluation {
-        verdict: Verdict::Deny,
-        allow: false,
-        stages: vec![StageReport {
-            stage: STAGE.into(),
-            verdict: Verdict::Deny,
-            codes: reasons.iter().map(|r| r.code.clone()).collect(),
-            duration_us: 0,
-            digest: None,
-            fuel_used: None,
-            error_detail: Some(code.into()),
-            classifier: None,
-        }],
-        reasons,
-        policy_id: None,
-        metadata,
-        decided_by: Some(STAGE.into()),
-        interaction_mode: mode,
-        decision_record: None,
-        generation,
-        duration_us: 0,
-        judged_at: warden_policy::trust::admit(call, caller).judged_at,
-    })
+    unjudged::evaluation(call, caller, generation, STAGE, code, message)
 }
 
 /// The answer the tool-calls route gives for a model response it could not
@@ -80,7 +42,7 @@ pub fn gate_outcome(
     message: &str,
 ) -> Result<GateOutcome, ApprovalError> {
     let mode = RunInteractionPolicy::resolve(&response.context, caller)?.mode;
-    let reasons = reasons(code, message);
+    let reasons = unjudged::reasons(code, message);
     Ok(GateOutcome {
         thread_id: run.thread_id.clone(),
         run_id: run.run_id.clone(),

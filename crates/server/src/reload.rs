@@ -11,9 +11,9 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::config::Config;
-use crate::daemon::{Applied, Daemon, Fixed, Settings, settle_data_dir};
 use crate::error::ServeError;
-use warden::{ProviderSet, Snapshot};
+use crate::state::{Applied, DaemonState, Fixed, Settings, settle_data_dir};
+use warden::ProviderSet;
 use warden_policy::clock::now_rfc3339;
 
 /// What started a reload.
@@ -122,7 +122,7 @@ struct SwapRecord<'a> {
     duration_ms: f64,
 }
 
-impl Daemon {
+impl DaemonState {
     /// Reloads the config file and swaps in the new provider set. Blocks while
     /// providers are compiled and configured; reloads run one at a time.
     pub fn reload(&self, trigger: &Trigger) -> Result<ReloadReport, ReloadError> {
@@ -130,7 +130,7 @@ impl Daemon {
         self.reload_locked(trigger, &mut applied)
     }
 
-    /// As [`Daemon::reload`], unless the file's bytes are those applied last
+    /// As [`DaemonState::reload`], unless the file's bytes are those applied last
     /// (editors and file systems report one save as several events).
     pub fn reload_if_changed(
         &self,
@@ -153,7 +153,7 @@ impl Daemon {
         let started = Instant::now();
         let old = self.warden.snapshot();
         let fail = |kind: &'static str, source: ServeError| ReloadError::Invalid {
-            serving: old.providers.generation(),
+            serving: old.generation(),
             kind,
             source: Box::new(source),
         };
@@ -173,19 +173,20 @@ impl Daemon {
                     };
                     fail(kind, e)
                 })?;
-                let snapshot = Snapshot::load(&config).map_err(|e| fail("load", e.into()))?;
-                if let Some((provider, failure)) = snapshot.providers.unhealthy().next() {
-                    return Err(fail(
-                        "configure",
-                        ServeError::Unhealthy {
-                            provider: provider.name().to_string(),
-                            message: failure.to_string(),
-                        },
-                    ));
-                }
-                Ok((wanted, digest, settings, snapshot))
+                Ok((wanted, digest, settings, config))
+            })
+            .and_then(|(wanted, digest, settings, config)| {
+                // Loaded, checked and swapped in at once, or nothing changes.
+                let report = self.warden.reload(&config, &digest).map_err(|e| {
+                    let kind = match e {
+                        warden::Error::Unhealthy { .. } => "configure",
+                        _ => "load",
+                    };
+                    fail(kind, e.into())
+                })?;
+                Ok((wanted, settings, report))
             });
-        let (wanted, digest, settings, snapshot) = match prepared {
+        let (wanted, settings, mut report) = match prepared {
             Ok(ready) => ready,
             Err(err) => {
                 tracing::error!(trigger = trigger.label(), %err, "reload failed");
@@ -197,7 +198,7 @@ impl Daemon {
                     who: trigger.who(),
                     config: self.config_path.display().to_string(),
                     config_sha256: None,
-                    old: SetSummary::of(&old.providers),
+                    old: SetSummary::of(old.providers()),
                     new: None,
                     error: Some(err.to_string()),
                     duration_ms: millis(started),
@@ -207,15 +208,21 @@ impl Daemon {
             }
         };
 
-        // Everything is ready: one atomic switch.
-        let new_summary = SetSummary::of(&snapshot.providers);
-        let previous = self.warden.registry().swap(snapshot);
+        // The provider set is live: the daemon's settings follow it.
+        let new_summary = SetSummary {
+            generation: report.generation,
+            providers: report.providers.clone(),
+        };
+        let old_summary = SetSummary {
+            generation: report.previous_generation,
+            providers: report.previous_providers.clone(),
+        };
         self.tokens.store(settings.tokens.into());
         self.limits.store(settings.limits.into());
         self.proxies.store(settings.proxies.into());
         self.decisions.set_policy(settings.arguments);
         self.notifier.set(settings.notify);
-        applied.config_sha256 = digest.clone();
+        applied.config_sha256 = report.config_sha256.clone();
         let duration_ms = millis(started);
         self.metrics
             .swapped(Some(trigger.label()), new_summary.generation);
@@ -224,7 +231,6 @@ impl Daemon {
         for warning in &warnings {
             tracing::warn!("{warning}");
         }
-        let old_summary = SetSummary::of(&previous.providers);
         tracing::info!(
             trigger = trigger.label(),
             who = %trigger.who(),
@@ -239,22 +245,16 @@ impl Daemon {
             trigger: trigger.label(),
             who: trigger.who(),
             config: self.config_path.display().to_string(),
-            config_sha256: Some(&digest),
+            config_sha256: Some(&report.config_sha256),
             old: old_summary.clone(),
             new: Some(new_summary.clone()),
             error: None,
             duration_ms,
         });
         self.swaps.flush();
-        Ok(ReloadReport {
-            generation: new_summary.generation,
-            previous_generation: old_summary.generation,
-            providers: new_summary.providers,
-            previous_providers: old_summary.providers,
-            config_sha256: digest,
-            duration_ms,
-            warnings,
-        })
+        report.duration_ms = duration_ms;
+        report.warnings = warnings;
+        Ok(report)
     }
 }
 

@@ -1,10 +1,10 @@
-//! The HTTP routes: one table ([`routes`]) names every route with the role it
+//! The HTTP routes: one table ([`ROUTES`]) names every route with the role it
 //! requires and its handler, so that the router, the OpenAPI document and the
 //! test that holds them together read from the same place. Each handler starts
 //! by authorizing its caller (401/403 before anything happens).
 
 use std::sync::Arc;
-use std::time::{Instant, SystemTime};
+use std::time::Instant;
 
 use axum::Router;
 use axum::body::Body;
@@ -16,20 +16,17 @@ use axum::routing::{MethodRouter, get, post};
 
 use crate::auth::{Access, Principal, Role};
 use crate::body::{ApiError, Refusal, read_checked, read_json};
-use crate::config::Limits;
-use crate::daemon::Daemon;
 use crate::outcomes::requester;
 use crate::refusal::{self, OVERLOADED, STORE_UNAVAILABLE};
 use crate::reload::Trigger;
+use crate::state::DaemonState;
 use serde_json::json;
-use warden::{self as pipeline, Evaluation};
+use warden::Evaluation;
 use warden_approval::validate::check_id;
 use warden_approval::{self, ApprovalError, Authority, GateOutcome, GrantFilter, Reviewer};
 use warden_approval::{InteractionQuery, ListFilter, ModelResponse, ResumeRequest, RunRef};
 use warden_types::Caller;
-use warden_types::admin::{
-    Health, Limits as AdminLimits, PoolUsage, ProviderList, ProviderStatus, TokenInfo,
-};
+use warden_types::admin::{Health, TokenInfo};
 use warden_types::approval::{
     ApprovalPage, ClearRequest, GrantList, InteractionAnswer, RevokeRequest,
 };
@@ -58,7 +55,7 @@ impl std::fmt::Debug for RouteInfo {
     }
 }
 
-type Handler = MethodRouter<Arc<Daemon>>;
+type Handler = MethodRouter<Arc<DaemonState>>;
 
 /// Every route the daemon serves, with its handler.
 pub const ROUTES: &[RouteInfo] = &[
@@ -156,8 +153,8 @@ fn needs_token(path: &str, method: &str) -> bool {
 }
 
 /// The router over [`ROUTES`], counting and timing every request.
-pub(super) fn router(daemon: Arc<Daemon>) -> Router {
-    let mut router: Router<Arc<Daemon>> = Router::new();
+pub(super) fn router(daemon: Arc<DaemonState>) -> Router {
+    let mut router: Router<Arc<DaemonState>> = Router::new();
     for route in ROUTES {
         router = router.route(route.path, (route.handler)());
     }
@@ -181,7 +178,7 @@ pub(super) fn router(daemon: Arc<Daemon>) -> Router {
 }
 
 async fn observe(
-    State(daemon): State<Arc<Daemon>>,
+    State(daemon): State<Arc<DaemonState>>,
     matched: Option<MatchedPath>,
     request: Request,
     next: Next,
@@ -215,7 +212,7 @@ async fn method_not_allowed() -> ApiError {
 /// not JSON, too deep, with a duplicate key, a bad tool name or id, or a thread
 /// waiting for a human, is a deny decision, logged like any other.
 async fn evaluate(
-    State(daemon): State<Arc<Daemon>>,
+    State(daemon): State<Arc<DaemonState>>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
@@ -246,7 +243,7 @@ async fn evaluate(
     let evaluation = match judged {
         Ok(judged) => judged?,
         Err(err) if err.is_overload() => {
-            let generation = daemon.warden.snapshot().providers.generation();
+            let generation = daemon.warden.snapshot().generation();
             refusal::evaluation(&call, caller, generation, OVERLOADED, &err.to_string())
                 .map_err(request_error)?
         }
@@ -263,7 +260,7 @@ fn request_error(err: RequestError) -> ApiError {
 /// Answers a decision: counted, logged (and synced, with `fsync: always`), its
 /// log id in the header.
 async fn decided(
-    daemon: &Daemon,
+    daemon: &DaemonState,
     who: &Principal,
     call: &ToolCall,
     evaluation: &Evaluation,
@@ -281,8 +278,13 @@ async fn decided(
 }
 
 /// The deny decision for a request refused before it could be judged.
-async fn refuse(daemon: &Daemon, who: &Principal, call: &ToolCall, refusal: Refusal) -> Response {
-    let evaluation = pipeline::refusal(&daemon.warden.snapshot(), refusal.code, &refusal.message);
+async fn refuse(
+    daemon: &DaemonState,
+    who: &Principal,
+    call: &ToolCall,
+    refusal: Refusal,
+) -> Response {
+    let evaluation = daemon.warden.refusal(refusal.code, &refusal.message);
     let mut response = decided(daemon, who, call, &evaluation).await;
     if refusal.body.is_none() {
         close_after(&mut response);
@@ -318,40 +320,18 @@ fn what_was_sent(bytes: &[u8]) -> ToolCall {
     call
 }
 
-/// On a judging thread: the thread's pending approval, then the pipeline. A
-/// thread waiting for a human starts nothing new until it is answered: a deny
-/// (`warden.approval_pending`) naming the approval; not knowing whether it
-/// waits is a deny too.
+/// On a judging thread: the thread's pending approval, then the pipeline
+/// ([`warden_approval::ApprovalGate::evaluate`]).
 fn judge_call(
-    daemon: &Daemon,
+    daemon: &DaemonState,
     principal: &str,
     call: &ToolCall,
     caller: Caller,
 ) -> Result<Evaluation, ApiError> {
-    if let Some(thread_id) = &call.context.thread_id {
-        match daemon.gate.check_thread(principal, thread_id) {
-            Ok(()) => {}
-            Err(err @ ApprovalError::ApprovalPending { .. }) => {
-                let mut evaluation = pipeline::refusal(
-                    &daemon.warden.snapshot(),
-                    warden_approval::codes::APPROVAL_PENDING,
-                    &err.to_string(),
-                );
-                if let serde_json::Value::Object(details) = err.details() {
-                    evaluation.metadata = details;
-                }
-                return Ok(evaluation);
-            }
-            Err(ApprovalError::Store(err)) => {
-                let generation = daemon.warden.snapshot().providers.generation();
-                let message = format!("the approval store could not be read: {err}");
-                return refusal::evaluation(call, caller, generation, STORE_UNAVAILABLE, &message)
-                    .map_err(request_error);
-            }
-            Err(err) => return Err(err.into()),
-        }
-    }
-    daemon.warden.evaluate(call, caller).map_err(request_error)
+    daemon
+        .gate
+        .evaluate(principal, call, caller)
+        .map_err(request_error)
 }
 
 /// Only a token makes a caller internal, or believed on an attribution field
@@ -363,7 +343,7 @@ fn caller_of(who: &Principal) -> Caller {
 /// `POST /v1/threads/{thread_id}/runs/{run_id}/tool-calls`: a model response
 /// through the approval gate: what runs, what is denied, what waits for a human.
 async fn tool_calls(
-    State(daemon): State<Arc<Daemon>>,
+    State(daemon): State<Arc<DaemonState>>,
     Path((thread_id, run_id)): Path<(String, String)>,
     headers: HeaderMap,
     body: Body,
@@ -392,8 +372,7 @@ async fn tool_calls(
                 call.context.thread_id = Some(run.thread_id.clone());
                 call.context.run_id = Some(run.run_id.clone());
                 let notice = &outcome.notices[0];
-                let evaluation =
-                    pipeline::refusal(&daemon.warden.snapshot(), &notice.code, &notice.message);
+                let evaluation = daemon.warden.refusal(&notice.code, &notice.message);
                 daemon.metrics.observe(&evaluation);
                 daemon
                     .decisions
@@ -412,7 +391,7 @@ async fn tool_calls(
                 Ok(outcome) => outcome?,
                 Err(err) if err.is_overload() => {
                     let response = ModelResponse::from_json(&bytes)?;
-                    let generation = daemon.warden.snapshot().providers.generation();
+                    let generation = daemon.warden.snapshot().generation();
                     refusal::gate_outcome(
                         &run,
                         &response,
@@ -437,7 +416,7 @@ async fn tool_calls(
 /// On a judging thread: a model response through the gate. When the store
 /// cannot be read or written, nothing of the response runs.
 fn submit(
-    daemon: &Daemon,
+    daemon: &DaemonState,
     run: &RunRef,
     bytes: &[u8],
     caller: Caller,
@@ -445,7 +424,7 @@ fn submit(
     let response = ModelResponse::from_json(bytes)?;
     match daemon.gate.submit(run, &response, caller) {
         Err(ApprovalError::Store(err)) => {
-            let generation = daemon.warden.snapshot().providers.generation();
+            let generation = daemon.warden.snapshot().generation();
             let message = format!("the approval store failed: {err}");
             Ok(refusal::gate_outcome(
                 run,
@@ -462,7 +441,7 @@ fn submit(
 
 /// The principal whose approvals a caller sees: an agent or internal token
 /// its own; an approver (or a permitted admin) everyone's (`None`).
-fn visible_to(daemon: &Daemon, who: &Principal) -> Result<Option<String>, ApiError> {
+fn visible_to(daemon: &DaemonState, who: &Principal) -> Result<Option<String>, ApiError> {
     match (who.role, daemon.authority(who)) {
         (Role::Agent | Role::Internal, _) => Ok(Some(who.name.to_string())),
         (_, Authority::Approver) => Ok(None),
@@ -479,7 +458,7 @@ fn visible_to(daemon: &Daemon, who: &Principal) -> Result<Option<String>, ApiErr
 /// answer. An agent's token lists its own principal's thread; an approver's
 /// every principal's thread of that id.
 async fn approvals(
-    State(daemon): State<Arc<Daemon>>,
+    State(daemon): State<Arc<DaemonState>>,
     Path(thread_id): Path<String>,
     RawQuery(query): RawQuery,
     headers: HeaderMap,
@@ -524,7 +503,7 @@ pub const IDEMPOTENCY_KEY_HEADER: &str = "idempotency-key";
 
 /// Who answers, for the caller: 403 `approver_required` for a token that may
 /// not answer at all, before its body is read.
-fn answering(daemon: &Daemon, who: &Principal) -> Result<Answerer, ApiError> {
+fn answering(daemon: &DaemonState, who: &Principal) -> Result<Answerer, ApiError> {
     match daemon.authority(who) {
         Authority::Denied => Err(ApprovalError::ApproverRequired {
             token: who.name.to_string(),
@@ -565,7 +544,7 @@ impl Answerer {
 /// `replayed: true`. The answer is serialised before the resume counts as
 /// handed over; if that fails, the approval is put back to pending.
 async fn resume(
-    State(daemon): State<Arc<Daemon>>,
+    State(daemon): State<Arc<DaemonState>>,
     Path((thread_id, approval_id)): Path<(String, String)>,
     headers: HeaderMap,
     body: Body,
@@ -618,7 +597,7 @@ fn answer_body<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiErr
 /// pending approval as a whole (any pause, even one that cannot take per-call
 /// decisions), journalled with the reviewer. Who may: as for a resume.
 async fn clear(
-    State(daemon): State<Arc<Daemon>>,
+    State(daemon): State<Arc<DaemonState>>,
     Path((thread_id, approval_id)): Path<(String, String)>,
     headers: HeaderMap,
     body: Body,
@@ -659,7 +638,7 @@ async fn clear(
 /// (with `all`, expired and revoked ones too). An agent's token sees its own
 /// principal's; an approver's everyone's.
 async fn grants(
-    State(daemon): State<Arc<Daemon>>,
+    State(daemon): State<Arc<DaemonState>>,
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
@@ -689,7 +668,7 @@ async fn grants(
 /// journalled with the reviewer. Who may: as for a resume (a relay only its
 /// own principal's grants).
 async fn revoke_grant(
-    State(daemon): State<Arc<Daemon>>,
+    State(daemon): State<Arc<DaemonState>>,
     Path(grant_id): Path<String>,
     headers: HeaderMap,
     body: Body,
@@ -710,7 +689,7 @@ async fn revoke_grant(
 
 /// `GET /v1/interaction`: the interaction policy of a run with no context.
 async fn interaction(
-    State(daemon): State<Arc<Daemon>>,
+    State(daemon): State<Arc<DaemonState>>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let who = daemon.authorize(&headers, Access::Agent)?;
@@ -720,7 +699,7 @@ async fn interaction(
 /// `POST /v1/interaction`: the interaction policy of a run with this context
 /// (`{"context": {...}, "tools": [...]}`).
 async fn interaction_for(
-    State(daemon): State<Arc<Daemon>>,
+    State(daemon): State<Arc<DaemonState>>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
@@ -732,13 +711,13 @@ async fn interaction_for(
 }
 
 fn answer_interaction(
-    daemon: &Daemon,
+    daemon: &DaemonState,
     who: &Principal,
     query: &InteractionQuery,
 ) -> Result<Response, ApiError> {
     let snapshot = daemon.warden.snapshot();
     let report =
-        warden_approval::interaction::resolve(query, caller_of(who), &snapshot.approval_list)
+        warden_approval::interaction::resolve(query, caller_of(who), snapshot.approval_list())
             .map_err(|err| ApiError::bad_request(err.to_string()))?;
     Ok(axum::Json(InteractionAnswer {
         report,
@@ -752,7 +731,7 @@ fn answer_interaction(
 
 /// `POST /v1/admin/reload`: reload the config file and swap the provider set.
 async fn reload(
-    State(daemon): State<Arc<Daemon>>,
+    State(daemon): State<Arc<DaemonState>>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let who = daemon.authorize(&headers, Access::Admin)?;
@@ -773,47 +752,20 @@ async fn reload(
 
 /// `GET /v1/admin/providers`: the live provider set.
 async fn providers(
-    State(daemon): State<Arc<Daemon>>,
+    State(daemon): State<Arc<DaemonState>>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     daemon.authorize(&headers, Access::Admin)?;
-    let snapshot = daemon.warden.snapshot();
-    let set = &snapshot.providers;
-    let list = ProviderList {
-        generation: set.generation(),
-        loaded_at: rfc3339(set.loaded_at()),
-        enabled: snapshot.guardrails.enabled,
-        providers: set
-            .providers()
-            .iter()
-            .map(|p| ProviderStatus {
-                name: p.name().to_string(),
-                provider: p.info().name.clone(),
-                version: p.info().version.clone(),
-                digest: p.digest().to_string(),
-                source: p.source().to_string(),
-                limits: limits(p.limits()),
-                on_error: p.on_error(),
-                loaded_since: rfc3339(p.loaded_at()),
-                pool: pool(p.pool_usage()),
-            })
-            .collect(),
-    };
-    Ok(axum::Json(list).into_response())
+    Ok(axum::Json(daemon.warden.providers()).into_response())
 }
 
 /// `GET /healthz`: the daemon is up and has a provider set.
-async fn healthz(State(daemon): State<Arc<Daemon>>) -> axum::Json<Health> {
-    let snapshot = daemon.warden.snapshot();
-    axum::Json(Health {
-        status: "ok".to_string(),
-        generation: snapshot.providers.generation(),
-        providers: snapshot.providers.providers().len() as u64,
-    })
+async fn healthz(State(daemon): State<Arc<DaemonState>>) -> axum::Json<Health> {
+    axum::Json(daemon.warden.health())
 }
 
 /// `GET /metrics`: Prometheus text format.
-async fn metrics(State(daemon): State<Arc<Daemon>>) -> Response {
+async fn metrics(State(daemon): State<Arc<DaemonState>>) -> Response {
     daemon.metrics.load(daemon.current_load());
     let (content_type, text) = daemon
         .metrics
@@ -824,31 +776,4 @@ async fn metrics(State(daemon): State<Arc<Daemon>>) -> Response {
 /// `GET /openapi.json`: this API's description.
 async fn openapi() -> Response {
     ([(header::CONTENT_TYPE, "application/json")], OPENAPI).into_response()
-}
-
-/// A provider's limits as the admin answer gives them (the wire type counts in
-/// `u64` where the runtime counts in `usize`).
-fn limits(limits: &Limits) -> AdminLimits {
-    AdminLimits {
-        timeout_ms: limits.timeout_ms,
-        fuel: limits.fuel,
-        memory_mb: limits.memory_mb,
-        max_input_bytes: limits.max_input_bytes as u64,
-        max_output_bytes: limits.max_output_bytes as u64,
-        pool_size: limits.pool_size as u64,
-    }
-}
-
-fn pool(usage: warden_runtime::provider::PoolUsage) -> PoolUsage {
-    PoolUsage {
-        capacity: usage.capacity as u64,
-        live: usage.live as u64,
-        idle: usage.idle as u64,
-    }
-}
-
-fn rfc3339(t: SystemTime) -> String {
-    time::OffsetDateTime::from(t)
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default()
 }

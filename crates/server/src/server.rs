@@ -1,5 +1,5 @@
 //! Starting and stopping the daemon: [`Server`] binds the listener and runs
-//! the routes, the config watcher and the expiry sweep over one [`Daemon`];
+//! the routes, the config watcher and the expiry sweep over one [`DaemonState`];
 //! [`run`] is `warden serve`, with its signals.
 
 use std::net::SocketAddr;
@@ -10,14 +10,14 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::connections::{self, raise_open_file_limit};
-use crate::daemon::{Daemon, ServeOptions};
 use crate::error::ServeError;
 use crate::reload::Trigger;
+use crate::state::{DaemonState, ServeOptions};
 use crate::{expiry, routes, watch};
 
 /// A running daemon.
 pub struct Server {
-    daemon: Arc<Daemon>,
+    daemon: Arc<DaemonState>,
     addr: SocketAddr,
     stop: Option<oneshot::Sender<()>>,
     task: JoinHandle<std::io::Result<()>>,
@@ -31,7 +31,7 @@ impl Server {
     pub async fn start(config_path: &Path, options: ServeOptions) -> Result<Server, ServeError> {
         let path = config_path.to_path_buf();
         let opts = options.clone();
-        let daemon = tokio::task::spawn_blocking(move || Daemon::load(&path, &opts))
+        let daemon = tokio::task::spawn_blocking(move || DaemonState::load(&path, &opts))
             .await
             .map_err(|err| ServeError::Io(std::io::Error::other(err)))??;
         let daemon = Arc::new(daemon);
@@ -72,7 +72,7 @@ impl Server {
         self.addr
     }
 
-    pub fn daemon(&self) -> &Arc<Daemon> {
+    pub fn daemon(&self) -> &Arc<DaemonState> {
         &self.daemon
     }
 

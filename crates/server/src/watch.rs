@@ -10,7 +10,7 @@ use std::time::Duration;
 use notify::{RecursiveMode, Watcher};
 use tokio::sync::mpsc;
 
-use crate::{Daemon, ServeError, Trigger};
+use crate::{DaemonState, ServeError, Trigger};
 
 /// How long the file must be quiet before it is reloaded.
 const SETTLE: Duration = Duration::from_millis(50);
@@ -23,7 +23,7 @@ pub(super) struct ConfigWatcher {
 
 impl ConfigWatcher {
     /// Starts watching; must be called on a tokio runtime.
-    pub(super) fn start(daemon: Arc<Daemon>) -> Result<ConfigWatcher, ServeError> {
+    pub(super) fn start(daemon: Arc<DaemonState>) -> Result<ConfigWatcher, ServeError> {
         let path = absolute(daemon.config_path());
         let failed = |message: String| ServeError::Watch {
             path: path.display().to_string(),

@@ -531,7 +531,7 @@ fn escape(key: &str) -> String {
 /// `function` that is a string or an object with a string `name`, or a `type`
 /// `tool-<name>` (Vercel UI tool parts); together with an argument key
 /// (`input`, `args`, `arguments`, `tool_input`, `toolInput`) on the object or
-/// in its `function`. The [`NOT_CALLS`] blocks are none.
+/// in its `function`. The `NOT_CALLS` blocks are none.
 pub fn unknown_call(object: &Map<String, Value>) -> Option<String> {
     let kind = object.get("type").and_then(Value::as_str);
     if kind.is_some_and(|k| NOT_CALLS.contains(&k)) {

@@ -1,14 +1,8 @@
 //! Verdicts, reasons and decisions: the vocabulary every stage of the pipeline
-//! speaks, and the rule that combines them (the strictest verdict wins).
+//! speaks (the library combines them: the strictest verdict wins).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-
-/// Reason codes the host itself emits.
-/// The OAP codes the decision types use (all codes: `crate::codes`).
-pub mod codes {
-    pub use crate::codes::{ALLOWED, DENIED, EVALUATOR_ERROR, HOST_PREFIX};
-}
 
 /// An opinion on a tool call. Ordered: `Allow < Ask < Deny`; the strictest wins.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -117,143 +111,12 @@ pub enum OnError {
     Allow,
 }
 
-/// The opinion of one named stage of the pipeline.
-#[derive(Clone, Debug, PartialEq)]
-pub struct StageOpinion {
-    /// `permissions`, `provider:<name>`, `triage`, ...
-    pub stage: String,
-    pub decision: Decision,
-}
-
-/// Combines stage opinions: the strictest verdict wins; the reasons are those of
-/// every stage that reached that verdict (in order, without repeats); the policy
-/// id that of the first such stage that gave a reason (or else the first named);
-/// the metadata that of all of them, the earliest winning a shared key. A deny or ask without any
-/// reason gets `oap.denied`. No opinions at all is an allow.
-pub fn combine(opinions: &[StageOpinion]) -> (Decision, Option<String>) {
-    let Some(verdict) = opinions.iter().map(|o| o.decision.verdict).max() else {
-        return (Decision::new(Verdict::Allow, vec![]), None);
-    };
-    let deciding: Vec<&StageOpinion> = opinions
-        .iter()
-        .filter(|o| o.decision.verdict == verdict)
-        .collect();
-    let mut reasons: Vec<Reason> = Vec::new();
-    for reason in deciding.iter().flat_map(|o| &o.decision.reasons) {
-        if !reasons.contains(reason) {
-            reasons.push(reason.clone());
-        }
-    }
-    if reasons.is_empty() && verdict != Verdict::Allow {
-        reasons.push(Reason::new(codes::DENIED, "blocked by guardrail policy"));
-    }
-    // The stage that speaks for the decision: the first with the final verdict
-    // that gave a reason (a silent allow has nothing to say). The policy id is
-    // the first any such stage names, and the metadata all of theirs (the
-    // speaking stage's first, then the others' in order, the first to set a key
-    // winning it), so that an allow by several stages keeps what each recorded.
-    let first = deciding
-        .iter()
-        .find(|o| !o.decision.reasons.is_empty())
-        .unwrap_or(&deciding[0]);
-    let mut metadata = first.decision.metadata.clone();
-    for other in &deciding {
-        for (key, value) in &other.decision.metadata {
-            metadata.entry(key.clone()).or_insert_with(|| value.clone());
-        }
-    }
-    let decision = Decision {
-        verdict,
-        reasons,
-        policy_id: first
-            .decision
-            .policy_id
-            .clone()
-            .or_else(|| deciding.iter().find_map(|o| o.decision.policy_id.clone())),
-        metadata,
-    };
-    (decision, Some(first.stage.clone()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn opinion(stage: &str, decision: Decision) -> StageOpinion {
-        StageOpinion {
-            stage: stage.into(),
-            decision,
-        }
-    }
-
     #[test]
     fn verdicts_are_ordered_allow_ask_deny() {
         assert!(Verdict::Allow < Verdict::Ask && Verdict::Ask < Verdict::Deny);
-    }
-
-    #[test]
-    fn the_strictest_opinion_decides() {
-        let (d, by) = combine(&[
-            opinion("a", Decision::allow("oap.allowed", "")),
-            opinion("b", Decision::deny("x.no", "no").with_policy("p.b")),
-            opinion("c", Decision::ask("x.maybe", "maybe")),
-        ]);
-        assert_eq!(d.verdict, Verdict::Deny);
-        assert_eq!(d.reasons, vec![Reason::new("x.no", "no")]);
-        assert_eq!(d.policy_id.as_deref(), Some("p.b"));
-        assert_eq!(by.as_deref(), Some("b"));
-    }
-
-    #[test]
-    fn reasons_of_every_stage_with_the_final_verdict_are_kept_once() {
-        let (d, _) = combine(&[
-            opinion("a", Decision::ask("x.one", "1")),
-            opinion("b", Decision::allow("oap.allowed", "")),
-            opinion("c", Decision::ask("x.two", "2")),
-            opinion("d", Decision::ask("x.one", "1")),
-        ]);
-        assert_eq!(d.verdict, Verdict::Ask);
-        let codes: Vec<_> = d.reasons.iter().map(|r| r.code.as_str()).collect();
-        assert_eq!(codes, ["x.one", "x.two"]);
-    }
-
-    #[test]
-    fn a_silent_stage_does_not_speak_for_the_decision() {
-        let (d, by) = combine(&[
-            opinion("quiet", Decision::new(Verdict::Allow, vec![])),
-            opinion("p", Decision::allow("oap.allowed", "").with_policy("p.v1")),
-        ]);
-        assert_eq!(by.as_deref(), Some("p"));
-        assert_eq!(d.policy_id.as_deref(), Some("p.v1"));
-    }
-
-    #[test]
-    fn an_allow_by_several_stages_keeps_what_each_recorded() {
-        let (d, _) = combine(&[
-            opinion("a", Decision::allow("oap.allowed", "").with_meta("k", "a")),
-            opinion(
-                "b",
-                Decision::allow("oap.allowed", "")
-                    .with_policy("p.b")
-                    .with_meta("k", "b")
-                    .with_meta("passport_id", "pp"),
-            ),
-        ]);
-        assert_eq!(d.policy_id.as_deref(), Some("p.b"));
-        assert_eq!(d.metadata["k"], "a");
-        assert_eq!(d.metadata["passport_id"], "pp");
-    }
-
-    #[test]
-    fn a_deny_without_reasons_gets_the_generic_code() {
-        let (d, _) = combine(&[opinion("a", Decision::new(Verdict::Deny, vec![]))]);
-        assert_eq!(d.reasons[0].code, codes::DENIED);
-    }
-
-    #[test]
-    fn no_opinion_is_an_allow() {
-        let (d, by) = combine(&[]);
-        assert!(d.is_allow());
-        assert_eq!(by, None);
     }
 }

@@ -24,7 +24,7 @@ pub mod surfaces;
 pub mod text;
 
 pub use caller::{Asserts, Attribution, Caller};
-pub use decision::{Decision, OnError, Reason, StageOpinion, Verdict, combine};
+pub use decision::{Decision, OnError, Reason, Verdict};
 pub use error::{ApprovalError, ErrorBody, ErrorDetail, Mismatch, PendingRequest, StoreError};
 pub use evaluation::{
     ClassifierReport, DecisionRecord, Evaluation, InteractionMode, Risk, StageReport,

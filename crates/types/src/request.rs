@@ -22,13 +22,7 @@ pub const MAX_ID_BYTES: usize = 256;
 /// The longest path (`cwd`, `home`) accepted, in bytes.
 pub const MAX_PATH_BYTES: usize = 4096;
 
-/// The reason codes of requests refused as decisions.
-pub mod codes {
-    pub use crate::codes::{
-        DUPLICATE_KEY, INPUT_TOO_DEEP, INPUT_TOO_LARGE, INVALID_ID, INVALID_JSON,
-        INVALID_TOOL_INPUT, INVALID_TOOL_NAME,
-    };
-}
+use crate::codes;
 
 /// One tool call: `{"tool_name": ..., "tool_input": {...}, "context": {...}}`.
 #[derive(Clone, Debug, Deserialize, Serialize)]

@@ -16,10 +16,6 @@ use serde_json::Value;
 use crate::call_formats::{self, Call, Format, Found, MAX_DEPTH, Marker};
 use crate::message::{AiMessage, ModelToolCall};
 
-/// Moved to [`crate::strict_json`], where JSON text is read; kept here for
-/// callers of the old path.
-pub use crate::strict_json::parse_arguments;
-
 /// A call on another surface that is not one of the judged calls.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SurfaceMismatch {

@@ -14,7 +14,7 @@ use warden_runtime::input_file::{self, InputKind};
 pub use warden_runtime::spec::{InstanceMode, Limits, ProviderSpec, Role};
 pub use warden_types::OnError;
 
-pub use crate::hitl::{
+pub use crate::approval_list::config::{
     DEFAULT_MAX_PENDING, Durability, Entry, HitlApproval, NonInteractive, NotifyHook,
     parse_duration,
 };

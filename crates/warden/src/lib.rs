@@ -13,6 +13,11 @@
 //! gives a call every check the daemon gives it, the approval list
 //! (`hitl_approval.tools`) included: a listed tool answers `ask` where a human
 //! can be asked and `deny` where nobody can, and the embedder makes the pause.
+//! It is the one way to judge a call. The rest of [`Warden`] is the service
+//! API every face (the daemon, the CLI, the Python module) is built on:
+//! [`Warden::reload`], [`Warden::providers`], [`Warden::health`],
+//! [`Warden::refusal`], each returning a `warden-types` answer. Loading fails
+//! with [`Error`], which says what failed.
 //!
 //! ```no_run
 //! use warden::{Caller, Config, ToolCall, Warden};
@@ -28,27 +33,26 @@
 
 mod approval_list;
 mod builtin;
+mod combine;
 pub mod config;
-mod hitl;
-mod listed;
+mod data_dir;
+mod error;
 mod pipeline;
 mod registry;
 pub mod signing;
 pub mod vectors;
 
-pub use approval_list::ApprovalList;
+pub use approval_list::{ApprovalList, Listed};
 pub use builtin::BUILTINS;
 pub use config::{Config, ConfigError};
-pub use listed::{Listed, listed};
+pub use error::Error;
+pub use pipeline::{APPROVAL_STAGE, INTAKE_STAGE, Warden};
 #[allow(deprecated)]
-pub use pipeline::evaluate_alone;
-pub use pipeline::{
-    APPROVAL_STAGE, INTAKE_STAGE, Warden, ask_unavailable, evaluate, evaluate_in_response,
-    provider_call, refusal,
-};
-pub use registry::{ProviderSet, Registry, Snapshot};
+pub use pipeline::{evaluate, evaluate_alone};
+pub use registry::{ProviderSet, Snapshot};
 pub use warden_runtime::engine::{EngineError, EngineOptions};
 pub use warden_runtime::provider::{FailureKind, LoadError, ProviderFailure};
+pub use warden_types::admin::{Health, ProviderList, ReloadReport};
 pub use warden_types::{
     CallContext, Caller, Decision, Evaluation, InteractionMode, Reason, RequestError, StageReport,
     ToolCall, Verdict, codes,

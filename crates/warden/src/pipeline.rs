@@ -4,33 +4,44 @@
 //! turn an ask that no human can answer into a deny, and report what every
 //! stage said.
 
-use std::sync::Arc;
-use std::time::Instant;
+use std::sync::{Arc, Mutex};
+use std::time::{Instant, SystemTime};
 
 use serde_json::Map;
 use warden_policy::interaction::{InteractionMode, RunInteractionPolicy};
 use warden_policy::origin::{Reach, RunOrigin};
 use warden_policy::trust::{self, Admitted};
-use warden_runtime::provider::{GuestCall, GuestInteractionMode, LoadError};
+use warden_runtime::provider::{GuestCall, GuestInteractionMode, Provider};
 use warden_types::Caller;
 use warden_types::ClassifierReport;
-use warden_types::decision::{Decision, Reason, StageOpinion, Verdict, combine};
+use warden_types::admin::{
+    Health, Limits, PoolUsage, ProviderDigest, ProviderList, ProviderStatus, ReloadReport,
+};
+use warden_types::decision::{Decision, Reason, Verdict};
+
+use crate::combine::{StageOpinion, combine};
 use warden_types::request::{RequestError, ToolCall};
 
-pub use warden_types::codes::{ASK_UNAVAILABLE, CLARIFICATION_UNAVAILABLE, CONTEXT_KEYS_DROPPED};
-pub use warden_types::{Evaluation, StageReport};
+use warden_types::codes::{ASK_UNAVAILABLE, CLARIFICATION_UNAVAILABLE, CONTEXT_KEYS_DROPPED};
+use warden_types::{Evaluation, StageReport};
 
+use crate::approval_list::Listed;
 use crate::config::Config;
-use crate::listed::{Listed, listed};
-use crate::registry::{Registry, Snapshot};
+use crate::error::Error;
+use crate::registry::{ProviderSet, Registry, Snapshot};
 use crate::signing::RecordFacts;
 
 /// The stage name of the approval list in `decided_by` and the stage reports.
 pub const APPROVAL_STAGE: &str = "approval";
 
 /// Warden: the live policy and the entry point for judging tool calls.
+///
+/// One API under every face: the daemon, the CLI and the Python module call
+/// these methods, and an embedder calls the same ones.
 pub struct Warden {
     registry: Registry,
+    /// Reloads run one at a time.
+    reloading: Mutex<()>,
 }
 
 /// What a stage adds to its report beyond its decision.
@@ -43,26 +54,43 @@ struct StageExtra {
 }
 
 impl Warden {
-    /// Loads everything the configuration names.
-    pub fn new(config: &Config) -> Result<Warden, LoadError> {
+    /// Loads everything the configuration names. A provider that loads but
+    /// refuses its configuration does not fail this (it denies every call as a
+    /// provider failure, and [`Snapshot::unhealthy`] names it); use
+    /// [`Warden::new_healthy`] to refuse it, as the daemon does.
+    pub fn new(config: &Config) -> Result<Warden, Error> {
         Ok(Warden {
             registry: Registry::new(Snapshot::load(config)?),
+            reloading: Mutex::new(()),
         })
     }
 
-    /// The live policy.
-    pub fn registry(&self) -> &Registry {
-        &self.registry
+    /// As [`Warden::new`], refusing a provider set with a provider that could
+    /// not be configured ([`Error::Unhealthy`]): how the daemon and the Python
+    /// module start.
+    pub fn new_healthy(config: &Config) -> Result<Warden, Error> {
+        let snapshot = Snapshot::load(config)?;
+        snapshot.check_healthy()?;
+        Ok(Warden {
+            registry: Registry::new(snapshot),
+            reloading: Mutex::new(()),
+        })
     }
 
     /// Judges one tool call, with every check a lone call gets, as the daemon's
     /// `POST /v1/evaluate` does: the pipeline, then the approval list
     /// (`hitl_approval.tools`), whose listed tools ask where a human can be
-    /// asked and are denied where nobody can (see [`evaluate`]). An error means
-    /// the harness's part of the request was refused (its context: an unknown
-    /// interaction mode, a malformed timestamp); everything an agent's model
-    /// controls (the tool name, the arguments, their depth, the call's id) and
-    /// every provider failure gets a decision.
+    /// asked and are denied where nobody can. A listed tool is never allowed
+    /// here: it asks (`warden.approval_required`) where a human can be asked,
+    /// and the harness makes the pause (the tool-calls route, or its
+    /// middleware); in a run that cannot pause it follows
+    /// `hitl_approval.non_interactive`. An ask in a run whose origin shows no
+    /// approvals (IM, extension, MCP notification) is a deny.
+    ///
+    /// An error means the harness's part of the request was refused (its
+    /// context: an unknown interaction mode, a malformed timestamp); everything
+    /// an agent's model controls (the tool name, the arguments, their depth,
+    /// the call's id) and every provider failure gets a decision.
     ///
     /// ```
     /// use warden::{Caller, Config, ToolCall, Verdict, Warden};
@@ -76,8 +104,7 @@ impl Warden {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn evaluate(&self, call: &ToolCall, caller: Caller) -> Result<Evaluation, RequestError> {
-        let snapshot = self.registry.current();
-        evaluate(&snapshot, call, caller)
+        judge(&self.registry.current(), call, caller, Alone::Yes)
     }
 
     /// The same as [`Warden::evaluate`], which now applies the approval list
@@ -94,19 +121,109 @@ impl Warden {
         self.evaluate(call, caller)
     }
 
+    /// The deny decision for a request refused before any stage could judge
+    /// it (malformed by the agent's model: its size, JSON, depth, names, ids),
+    /// `decided_by: intake`; the reason is `code` with `message`. It carries
+    /// no signed record: there is no well-formed call to bind one to.
+    pub fn refusal(&self, code: &str, message: &str) -> Evaluation {
+        self.registry.current().refusal(code, message)
+    }
+
+    /// Loads `config` (whose file had the SHA-256 `config_sha256`) and swaps
+    /// it in atomically: calls in flight finish on the snapshot they started
+    /// with, new calls see the new one. A set with a provider that could not
+    /// be configured is refused ([`Error::Unhealthy`]); on any error the
+    /// running snapshot keeps serving. Reloads run one at a time. The report
+    /// has no `warnings`: what needs a restart is the caller's to say.
+    pub fn reload(&self, config: &Config, config_sha256: &str) -> Result<ReloadReport, Error> {
+        let _one_at_a_time = self.reloading.lock().unwrap_or_else(|e| e.into_inner());
+        let started = Instant::now();
+        let next = Snapshot::load(config)?;
+        next.check_healthy()?;
+        let providers = digests(&next.providers);
+        let generation = next.providers.generation();
+        let previous = self.registry.swap(next);
+        Ok(ReloadReport {
+            generation,
+            previous_generation: previous.providers.generation(),
+            providers,
+            previous_providers: digests(&previous.providers),
+            config_sha256: config_sha256.to_string(),
+            duration_ms: (started.elapsed().as_secs_f64() * 1e6).round() / 1e3,
+            warnings: Vec::new(),
+        })
+    }
+
+    /// The live provider set, as `GET /v1/admin/providers` lists it.
+    pub fn providers(&self) -> ProviderList {
+        let snapshot = self.registry.current();
+        let set = &snapshot.providers;
+        ProviderList {
+            generation: set.generation(),
+            loaded_at: rfc3339(set.loaded_at()),
+            enabled: snapshot.guardrails.enabled,
+            providers: set.providers().iter().map(provider_status).collect(),
+        }
+    }
+
+    /// That a provider set serves, as `GET /healthz` answers.
+    pub fn health(&self) -> Health {
+        let snapshot = self.registry.current();
+        Health {
+            status: "ok".to_string(),
+            generation: snapshot.providers.generation(),
+            providers: snapshot.providers.providers().len() as u64,
+        }
+    }
+
     /// The snapshot currently serving calls.
     pub fn snapshot(&self) -> Arc<Snapshot> {
         self.registry.current()
     }
 }
 
-/// Judges one call on one snapshot, with every check a lone call gets
-/// (`Warden::evaluate`, `POST /v1/evaluate`, `warden eval`, a harness's hook):
-/// the pipeline, then the approval list. A listed tool is never allowed here: it
-/// asks (`warden.approval_required`) where a human can be asked, and the
-/// harness makes the pause (the tool-calls route, or its middleware); in a run
-/// that cannot pause it follows `hitl_approval.non_interactive`. An ask in a run
-/// whose origin shows no approvals (IM, extension, MCP notification) is a deny.
+/// `[{name, digest}]` of a provider set, as a reload reports it.
+fn digests(set: &ProviderSet) -> Vec<ProviderDigest> {
+    set.providers()
+        .iter()
+        .map(|p| ProviderDigest {
+            name: p.name().to_string(),
+            digest: p.digest().to_string(),
+        })
+        .collect()
+}
+
+/// A provider as the admin answer lists it (the wire type counts in `u64`
+/// where the runtime counts in `usize`).
+fn provider_status(p: &Provider) -> ProviderStatus {
+    let limits = p.limits();
+    let usage = p.pool_usage();
+    ProviderStatus {
+        name: p.name().to_string(),
+        provider: p.info().name.clone(),
+        version: p.info().version.clone(),
+        digest: p.digest().to_string(),
+        source: p.source().to_string(),
+        limits: Limits {
+            timeout_ms: limits.timeout_ms,
+            fuel: limits.fuel,
+            memory_mb: limits.memory_mb,
+            max_input_bytes: limits.max_input_bytes as u64,
+            max_output_bytes: limits.max_output_bytes as u64,
+            pool_size: limits.pool_size as u64,
+        },
+        on_error: p.on_error(),
+        loaded_since: rfc3339(p.loaded_at()),
+        pool: PoolUsage {
+            capacity: usage.capacity as u64,
+            live: usage.live as u64,
+            idle: usage.idle as u64,
+        },
+    }
+}
+
+/// The deprecated free form of [`Warden::evaluate`], on one snapshot.
+#[deprecated(since = "0.2.0", note = "use Warden::evaluate")]
 pub fn evaluate(
     snapshot: &Snapshot,
     call: &ToolCall,
@@ -115,30 +232,75 @@ pub fn evaluate(
     judge(snapshot, call, caller, Alone::Yes)
 }
 
-/// The same as [`evaluate`], which now applies the approval list itself.
-#[deprecated(
-    since = "0.2.0",
-    note = "use warden::evaluate, which now applies the approval list as this did"
-)]
+/// The deprecated free form of [`Warden::evaluate`], on one snapshot.
+#[deprecated(since = "0.2.0", note = "use Warden::evaluate")]
 pub fn evaluate_alone(
     snapshot: &Snapshot,
     call: &ToolCall,
     caller: Caller,
 ) -> Result<Evaluation, RequestError> {
-    evaluate(snapshot, call, caller)
+    judge(snapshot, call, caller, Alone::Yes)
 }
 
-/// For the approval gate (`warden-approval`) only: judges one call of a model
-/// response without the approval list, which the gate applies itself because
-/// it makes the pause (and lets standing grants answer it). Anywhere else, a
-/// listed tool would be allowed here: call [`evaluate`] or
-/// [`Warden::evaluate`].
-pub fn evaluate_in_response(
-    snapshot: &Snapshot,
-    call: &ToolCall,
-    caller: Caller,
-) -> Result<Evaluation, RequestError> {
-    judge(snapshot, call, caller, Alone::No)
+impl Snapshot {
+    /// For the approval gate (`warden-approval`) only: judges one call of a
+    /// model response without the approval list, which the gate applies
+    /// itself because it makes the pause (and lets standing grants answer
+    /// it). Anywhere else a listed tool would be allowed here: call
+    /// [`Warden::evaluate`].
+    pub fn evaluate_in_response(
+        &self,
+        call: &ToolCall,
+        caller: Caller,
+    ) -> Result<Evaluation, RequestError> {
+        judge(self, call, caller, Alone::No)
+    }
+
+    /// For the approval gate (`warden-approval`): the reason an ask becomes a
+    /// deny when nobody can answer it (`why`).
+    pub fn ask_unavailable(why: &str) -> Reason {
+        ask_unavailable(why)
+    }
+
+    /// The call as a provider of this snapshot sees it, for the benchmarks
+    /// that time a provider alone; not an API.
+    #[doc(hidden)]
+    pub fn provider_call(
+        &self,
+        call: &ToolCall,
+        caller: Caller,
+        mode: InteractionMode,
+    ) -> GuestCall {
+        guest_call(self, call, &trust::admit(call, caller), mode)
+    }
+
+    /// See [`Warden::refusal`].
+    pub(crate) fn refusal(&self, code: &str, message: &str) -> Evaluation {
+        let reason = Reason::new(code, message);
+        Evaluation {
+            verdict: Verdict::Deny,
+            allow: false,
+            reasons: vec![reason.clone()],
+            policy_id: None,
+            metadata: Map::new(),
+            decided_by: Some(INTAKE_STAGE.into()),
+            interaction_mode: InteractionMode::Interactive,
+            stages: vec![StageReport {
+                stage: INTAKE_STAGE.into(),
+                verdict: Verdict::Deny,
+                codes: vec![reason.code],
+                duration_us: 0,
+                digest: None,
+                fuel_used: None,
+                error_detail: None,
+                classifier: None,
+            }],
+            decision_record: None,
+            generation: self.providers.generation(),
+            duration_us: 0,
+            judged_at: warden_policy::clock::now_rfc3339(),
+        }
+    }
 }
 
 /// Whether the call comes alone (and the approval list applies here).
@@ -157,7 +319,7 @@ fn judge(
     let started = Instant::now();
     if let Err(err) = call.validate() {
         return match err.refusal_code() {
-            Some(code) => Ok(refusal(snapshot, code, &err.to_string())),
+            Some(code) => Ok(snapshot.refusal(code, &err.to_string())),
             None => Err(err),
         };
     }
@@ -286,7 +448,7 @@ fn judge(
                 reasons.insert(0, ask_unavailable(why));
                 None
             }
-            (Verdict::Allow, _) => listed(snapshot, call, &reach),
+            (Verdict::Allow, _) => snapshot.listed(call, &reach),
             _ => None,
         };
         if let Some(listed) = approval {
@@ -368,38 +530,8 @@ fn judge(
 /// the agent's model: its size, JSON, depth, names, ids).
 pub const INTAKE_STAGE: &str = "intake";
 
-/// The deny decision for a request refused before any stage could judge it;
-/// the first reason names the cause. It carries no signed record: there is no
-/// well-formed call to bind one to.
-pub fn refusal(snapshot: &Snapshot, code: &str, message: &str) -> Evaluation {
-    let reason = Reason::new(code, message);
-    Evaluation {
-        verdict: Verdict::Deny,
-        allow: false,
-        reasons: vec![reason.clone()],
-        policy_id: None,
-        metadata: Map::new(),
-        decided_by: Some(INTAKE_STAGE.into()),
-        interaction_mode: InteractionMode::Interactive,
-        stages: vec![StageReport {
-            stage: INTAKE_STAGE.into(),
-            verdict: Verdict::Deny,
-            codes: vec![reason.code],
-            duration_us: 0,
-            digest: None,
-            fuel_used: None,
-            error_detail: None,
-            classifier: None,
-        }],
-        decision_record: None,
-        generation: snapshot.providers.generation(),
-        duration_us: 0,
-        judged_at: warden_policy::clock::now_rfc3339(),
-    }
-}
-
 /// The reason an ask becomes a deny when nobody can answer it.
-pub fn ask_unavailable(why: &str) -> Reason {
+fn ask_unavailable(why: &str) -> Reason {
     Reason::new(
         ASK_UNAVAILABLE,
         format!("the call needs a human's approval, but {why}: denied"),
@@ -424,7 +556,7 @@ fn guest_call(
 
 /// The call as a provider sees it: the context as `admitted` (`trust::admit`)
 /// believes it, attributed to `passport` when one is set.
-pub fn provider_call(
+pub(crate) fn provider_call(
     call: &ToolCall,
     admitted: &Admitted,
     passport: Option<&str>,
@@ -457,4 +589,9 @@ pub fn provider_call(
 
 fn micros(since: Instant) -> u64 {
     since.elapsed().as_micros() as u64
+}
+
+/// `t` as RFC 3339, UTC.
+fn rfc3339(t: SystemTime) -> String {
+    warden_policy::clock::rfc3339(t)
 }

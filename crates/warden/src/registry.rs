@@ -8,15 +8,18 @@ use std::time::{Duration, SystemTime};
 
 use arc_swap::ArcSwap;
 
-use crate::approval_list::ApprovalList;
+use crate::approval_list::config::HitlApproval;
+use crate::approval_list::{ApprovalList, Listed};
 use crate::config::{Config, Guardrails, Role};
+use crate::error::Error;
 use crate::signing::Signer;
+use warden_policy::origin::Reach;
 use warden_policy::permissions::PermissionEngine;
 use warden_policy::redact::Redactor;
 use warden_policy::triage::{Assessment, Classify, ClassifyError, Triage};
 use warden_runtime::artifact_cache::ArtifactCache;
 use warden_runtime::provider::{Classifier, LoadError, Provider, Sources};
-use warden_types::OnError;
+use warden_types::{OnError, ToolCall};
 
 /// Where the configuration's components come from: its directory, the
 /// shipped providers, and the compiled cache in its data directory.
@@ -115,27 +118,23 @@ impl ProviderSet {
     }
 }
 
-/// Everything a call is judged with, loaded from one configuration.
+/// Everything a call is judged with, loaded from one configuration: what a
+/// swap replaces at once. Judge through [`crate::Warden::evaluate`]; the
+/// accessors are for the faces (the daemon, the CLI, the Python module) and
+/// the approval gate.
 pub struct Snapshot {
-    /// `guardrails:` as configured.
-    pub guardrails: Guardrails,
-    /// The native permission engine.
-    pub permissions: PermissionEngine,
-    /// Risk triage, after the permission engine and the providers.
-    pub triage: Triage,
-    /// The risk classifier (`role: classifier`), which triage consults.
-    pub classifier: Option<Arc<Classifier>>,
-    /// The providers (`role: guardrail`), in order.
-    pub providers: ProviderSet,
-    /// Signs decision records, when the configuration names a key.
-    pub signer: Option<Arc<Signer>>,
+    pub(crate) guardrails: Guardrails,
+    pub(crate) permissions: PermissionEngine,
+    pub(crate) triage: Triage,
+    pub(crate) classifier: Option<Arc<Classifier>>,
+    pub(crate) providers: ProviderSet,
+    pub(crate) signer: Option<Arc<Signer>>,
     /// `hitl_approval`, compiled: which calls need a human.
-    pub approval_list: ApprovalList,
+    pub(crate) approval_list: ApprovalList,
     /// Cleans reason messages when they are made (`decision_log.redact` and
     /// the built-in patterns).
-    pub redactor: Redactor,
-    /// `hitl_approval` as configured: quotas, who may approve.
-    pub hitl_approval: crate::hitl::HitlApproval,
+    pub(crate) redactor: Redactor,
+    pub(crate) hitl_approval: HitlApproval,
 }
 
 impl Snapshot {
@@ -180,7 +179,9 @@ impl Snapshot {
     }
 
     /// Loads everything a configuration names; the first failure fails the load.
-    pub fn load(config: &Config) -> Result<Snapshot, LoadError> {
+    /// A provider that loads but refuses its configuration is not a failure
+    /// here (see [`Snapshot::unhealthy`]); [`crate::Warden::reload`] refuses it.
+    pub fn load(config: &Config) -> Result<Snapshot, Error> {
         let signer = match &config.signing {
             Some(s) => Some(Arc::new(Signer::load(
                 &config.base_dir.join(&s.key),
@@ -192,7 +193,7 @@ impl Snapshot {
         let permissions = match &config.permissions {
             // Validated with the config: a failure here is a programming error,
             // and still refuses the load.
-            Some(p) => PermissionEngine::new(p).map_err(|(at, message)| LoadError::Policy {
+            Some(p) => PermissionEngine::new(p).map_err(|(at, message)| Error::Policy {
                 message: format!("permissions.{at}: {message}"),
             })?,
             None => PermissionEngine::default(),
@@ -207,10 +208,9 @@ impl Snapshot {
                 Classifier::load(spec, &sources(config, &artifacts)).map(Arc::new)
             })
             .transpose()?;
-        let redactor =
-            Redactor::new(&config.decision_log.redact).map_err(|err| LoadError::Policy {
-                message: err.to_string(),
-            })?;
+        let redactor = Redactor::new(&config.decision_log.redact).map_err(|err| Error::Policy {
+            message: err.to_string(),
+        })?;
         Ok(Snapshot {
             redactor,
             guardrails: config.guardrails.clone(),
@@ -228,16 +228,84 @@ impl Snapshot {
             hitl_approval: config.hitl_approval.clone(),
         })
     }
+
+    /// The providers (`role: guardrail`), in order.
+    pub fn providers(&self) -> &ProviderSet {
+        &self.providers
+    }
+
+    /// `guardrails:` as configured.
+    pub fn guardrails(&self) -> &Guardrails {
+        &self.guardrails
+    }
+
+    /// `hitl_approval` as configured: quotas, who may approve, the store.
+    pub fn hitl_approval(&self) -> &HitlApproval {
+        &self.hitl_approval
+    }
+
+    /// `hitl_approval.tools`, compiled: which calls need a human.
+    pub fn approval_list(&self) -> &ApprovalList {
+        &self.approval_list
+    }
+
+    /// The native permission engine (the approval gate matches grants with
+    /// its canonical calls; `warden demo` names its mode).
+    pub fn permissions(&self) -> &PermissionEngine {
+        &self.permissions
+    }
+
+    /// The approval list's answer for a call every stage allowed, wherever
+    /// the call is judged (in a model response by the approval gate, or alone
+    /// by [`crate::Warden::evaluate`]), or `None` when the call is not listed.
+    pub fn listed(&self, call: &ToolCall, reach: &Reach) -> Option<Listed> {
+        self.approval_list.listed(call, &self.permissions, reach)
+    }
+
+    /// The risk classifier (`role: classifier`), which triage consults.
+    pub fn classifier(&self) -> Option<&Classifier> {
+        self.classifier.as_deref()
+    }
+
+    /// Risk triage (the benchmarks time it alone).
+    #[doc(hidden)]
+    pub fn triage(&self) -> &Triage {
+        &self.triage
+    }
+
+    /// What cleans reason messages when they are made (`decision_log.redact`
+    /// and the built-in patterns): the approval gate's own reasons and the
+    /// console's views go through it too.
+    pub fn redactor(&self) -> &Redactor {
+        &self.redactor
+    }
+
+    /// The generation of this snapshot's provider set.
+    pub fn generation(&self) -> u64 {
+        self.providers.generation()
+    }
+
+    /// Fails with the first provider that refused its configuration: a set
+    /// with one never serves.
+    pub(crate) fn check_healthy(&self) -> Result<(), Error> {
+        match self.providers.unhealthy().next() {
+            Some((provider, failure)) => Err(Error::Unhealthy {
+                provider: provider.name().to_string(),
+                message: failure.to_string(),
+            }),
+            None => Ok(()),
+        }
+    }
 }
 
 /// The live snapshot, replaced atomically.
-pub struct Registry {
+pub(crate) struct Registry {
     live: ArcSwap<Snapshot>,
 }
 
 impl Registry {
     /// The live policy, starting at `snapshot`.
-    pub fn new(snapshot: Snapshot) -> Self {
+    pub(crate) fn new(snapshot: Snapshot) -> Self {
         Registry {
             live: ArcSwap::from_pointee(snapshot),
         }
@@ -245,12 +313,12 @@ impl Registry {
 
     /// The snapshot a call should run on; it stays valid for the whole call
     /// even if a swap happens meanwhile.
-    pub fn current(&self) -> Arc<Snapshot> {
+    pub(crate) fn current(&self) -> Arc<Snapshot> {
         self.live.load_full()
     }
 
     /// Makes `next` live and returns the previous snapshot.
-    pub fn swap(&self, next: Snapshot) -> Arc<Snapshot> {
+    pub(crate) fn swap(&self, next: Snapshot) -> Arc<Snapshot> {
         self.live.swap(Arc::new(next))
     }
 }

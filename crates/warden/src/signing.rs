@@ -18,7 +18,6 @@ use ed25519_dalek::{Signature, Signer as _, SigningKey, Verifier as _, Verifying
 use serde_json::{Map, Value};
 use sha2::{Digest as _, Sha256};
 use warden_runtime::input_file::{self, InputKind};
-use warden_runtime::provider::LoadError;
 use warden_types::DecisionRecord;
 
 use warden_types::decision::{Reason, Verdict};
@@ -261,10 +260,4 @@ fn read(path: &Path) -> Result<String, SigningError> {
         path: path.display().to_string(),
         source,
     })
-}
-
-impl From<SigningError> for LoadError {
-    fn from(err: SigningError) -> Self {
-        LoadError::Signing(err.to_string())
-    }
 }

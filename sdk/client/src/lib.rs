@@ -28,6 +28,8 @@
 //! resume that was consumed the first time comes back with `replayed: true`:
 //! its calls were handed over already, and must not run twice.
 
+#![deny(missing_docs)]
+
 use std::time::Duration;
 
 use serde::Serialize;
@@ -41,23 +43,36 @@ pub const DECISION_ID_HEADER: &str = "x-warden-decision-id";
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
+    /// The URL given is not an http(s) URL.
     #[error("'{0}' is not an http(s) URL")]
     Url(String),
+    /// The daemon could not be reached (connection, timeout, TLS).
     #[error("cannot reach warden at {url}: {source}")]
     Unavailable {
+        /// The daemon's URL.
         url: String,
+        /// What failed.
         #[source]
         source: reqwest::Error,
     },
+    /// The daemon refused the request with an HTTP error.
     #[error("warden answered {status} {code}: {message}")]
     Refused {
+        /// The HTTP status.
         status: u16,
         /// `unauthorized`, `forbidden`, `invalid_request`, `reload_failed`, ...
         code: String,
+        /// The daemon's message.
         message: String,
     },
+    /// The daemon's answer could not be read as the expected JSON.
     #[error("warden's answer ({status}) could not be read: {message}")]
-    Decode { status: u16, message: String },
+    Decode {
+        /// The HTTP status.
+        status: u16,
+        /// Why it could not be read.
+        message: String,
+    },
 }
 
 impl Error {
@@ -97,7 +112,9 @@ pub use warden_types::{
 /// A decision and its id in the daemon's decision log.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Decision {
+    /// The daemon's decision.
     pub evaluation: Evaluation,
+    /// Its id in the decision log (`x-warden-decision-id`), when the log is on.
     pub decision_id: Option<String>,
 }
 
@@ -129,6 +146,7 @@ impl ClientBuilder {
         self
     }
 
+    /// The client, or [`Error::Url`] when the URL is not http(s).
     pub fn build(self) -> Result<Client, Error> {
         let url = self.url.trim_end_matches('/').to_string();
         if !(url.starts_with("http://") || url.starts_with("https://")) {
@@ -173,6 +191,7 @@ enum Retry {
 const FIRST_BACKOFF: Duration = Duration::from_millis(50);
 
 impl Client {
+    /// A client of the daemon at `url` (`http://127.0.0.1:8787`), to configure.
     pub fn builder(url: impl Into<String>) -> ClientBuilder {
         ClientBuilder {
             url: url.into(),
@@ -388,6 +407,7 @@ impl Client {
         read(response).await
     }
 
+    /// `GET /healthz`: the daemon is up and has a provider set.
     pub async fn health(&self) -> Result<Health, Error> {
         read(
             self.send::<()>(reqwest::Method::GET, "/healthz", None, Retry::Idempotent)

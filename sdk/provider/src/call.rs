@@ -26,6 +26,8 @@ pub enum InteractionMode {
 }
 
 impl InteractionMode {
+    /// The mode as the wire spells it: `interactive`, `scheduled`, `webhook`
+    /// or `autonomous`.
     pub fn as_str(self) -> &'static str {
         match self {
             InteractionMode::Interactive => "interactive",
@@ -184,10 +186,12 @@ impl Call {
         self.agent_id.as_deref()
     }
 
+    /// The conversation thread the call belongs to.
     pub fn thread_id(&self) -> Option<&str> {
         self.thread_id.as_deref()
     }
 
+    /// The agent run that made the call.
     pub fn run_id(&self) -> Option<&str> {
         self.run_id.as_deref()
     }
@@ -207,10 +211,12 @@ impl Call {
         self.user_role.as_deref()
     }
 
+    /// The OAuth provider that authenticated the end user.
     pub fn oauth_provider(&self) -> Option<&str> {
         self.oauth_provider.as_deref()
     }
 
+    /// The end user's id at that OAuth provider.
     pub fn oauth_id(&self) -> Option<&str> {
         self.oauth_id.as_deref()
     }
@@ -225,57 +231,68 @@ impl Call {
         &self.timestamp
     }
 
+    /// How the run may reach a human (interactive, scheduled, webhook, autonomous).
     pub fn interaction_mode(&self) -> InteractionMode {
         self.interaction_mode
     }
 
+    /// The call, made by this agent (or passport).
     pub fn with_agent_id(mut self, id: impl Into<String>) -> Self {
         self.agent_id = Some(id.into());
         self
     }
 
+    /// The call, in this thread.
     pub fn with_thread_id(mut self, id: impl Into<String>) -> Self {
         self.thread_id = Some(id.into());
         self
     }
 
+    /// The call, in this run.
     pub fn with_run_id(mut self, id: impl Into<String>) -> Self {
         self.run_id = Some(id.into());
         self
     }
 
+    /// The call, with this model id.
     pub fn with_tool_call_id(mut self, id: impl Into<String>) -> Self {
         self.tool_call_id = Some(id.into());
         self
     }
 
+    /// The call, on behalf of this end user.
     pub fn with_user_id(mut self, id: impl Into<String>) -> Self {
         self.user_id = Some(id.into());
         self
     }
 
+    /// The call, on behalf of a user with this role.
     pub fn with_user_role(mut self, role: impl Into<String>) -> Self {
         self.user_role = Some(role.into());
         self.role_tool_key = OnceCell::new();
         self
     }
 
+    /// The call, with the end user authenticated by this OAuth provider as `id`.
     pub fn with_oauth(mut self, provider: impl Into<String>, id: impl Into<String>) -> Self {
         self.oauth_provider = Some(provider.into());
         self.oauth_id = Some(id.into());
         self
     }
 
+    /// The call, made (or not) by a subagent.
     pub fn with_subagent(mut self, is_subagent: bool) -> Self {
         self.is_subagent = is_subagent;
         self
     }
 
+    /// The call, made at this RFC 3339 time.
     pub fn with_timestamp(mut self, timestamp: impl Into<String>) -> Self {
         self.timestamp = timestamp.into();
         self
     }
 
+    /// The call, in a run of this interaction mode.
     pub fn with_interaction_mode(mut self, mode: InteractionMode) -> Self {
         self.interaction_mode = mode;
         self

@@ -35,6 +35,7 @@ impl ConfigError {
         self.field.as_deref()
     }
 
+    /// What is wrong with the configuration.
     pub fn message(&self) -> &str {
         &self.message
     }

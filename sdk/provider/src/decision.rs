@@ -29,6 +29,7 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// The verdict as the wire spells it: `allow`, `ask` or `deny`.
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Allow => "allow",
@@ -41,7 +42,9 @@ impl Verdict {
 /// Why: a stable dotted code (`oap.tool_not_allowed`) and a sentence.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reason {
+    /// The stable dotted code, e.g. `oap.tool_not_allowed`.
     pub code: String,
+    /// A sentence for the person reading the decision.
     pub message: String,
 }
 
@@ -60,6 +63,7 @@ pub struct Reason {
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct Decision {
+    /// The opinion: allow, ask or deny.
     pub verdict: Verdict,
     /// Why; the first reason is the main one.
     pub reasons: Vec<Reason>,

@@ -55,6 +55,8 @@
 //!
 //! The provider's name is [`Provider::NAME`]; its version is your crate's.
 
+#![deny(missing_docs)]
+
 // The generated bindings name the runtime by an absolute path that must also
 // resolve inside this crate.
 extern crate self as warden_provider;

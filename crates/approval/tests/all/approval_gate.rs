@@ -9,6 +9,20 @@ use warden_approval::{CallStatus, LOCAL_PRINCIPAL, RunState};
 
 use CallStatus::{Denied, Pending, Run};
 
+/// Run `r1` of thread `t1` asks to `git push`, which waits for a human under
+/// [`BASH_NEEDS_APPROVAL`].
+fn pause_git_push(g: &TestGate) -> warden_approval::GateOutcome {
+    g.submit(
+        "t1",
+        "r1",
+        &response(json!([tool_call(
+            json!("c1"),
+            "bash",
+            json!({"command": "git push"})
+        )])),
+    )
+}
+
 fn owned(pairs: &[(&str, CallStatus)]) -> Vec<(String, CallStatus)> {
     pairs.iter().map(|(n, s)| (n.to_string(), *s)).collect()
 }
@@ -33,15 +47,7 @@ fn internal(g: &TestGate, context: serde_json::Value, name: &str) -> warden_appr
 #[test]
 fn a_listed_tool_pauses_an_interactive_run_which_then_waits_for_input() {
     let g = gate(BASH_NEEDS_APPROVAL);
-    let o = g.submit(
-        "t1",
-        "r1",
-        &response(json!([tool_call(
-            json!("c1"),
-            "bash",
-            json!({"command": "git push"})
-        )])),
-    );
+    let o = pause_git_push(&g);
     assert_eq!(o.run_state, RunState::WaitingForInput);
     let approval_id = o.approval_id.clone().expect("an approval");
     assert_eq!(o.requests.len(), 1);
@@ -427,15 +433,7 @@ fn a_malformed_call_is_denied_on_its_own() {
 #[test]
 fn a_new_run_on_a_thread_with_a_pending_approval_is_refused_naming_the_request() {
     let g = gate(BASH_NEEDS_APPROVAL);
-    let paused = g.submit(
-        "t1",
-        "r1",
-        &response(json!([tool_call(
-            json!("c1"),
-            "bash",
-            json!({"command": "git push"})
-        )])),
-    );
+    let paused = pause_git_push(&g);
     let err = g
         .try_submit(
             "t1",
@@ -618,15 +616,7 @@ fn durability_defaults_to_normal_and_accepts_full() {
 fn other_entry_points_can_check_that_a_thread_waits_for_a_human() {
     let g = gate(BASH_NEEDS_APPROVAL);
     g.gate.check_thread(LOCAL_PRINCIPAL, "t1").unwrap();
-    g.submit(
-        "t1",
-        "r1",
-        &response(json!([tool_call(
-            json!("c1"),
-            "bash",
-            json!({"command": "git push"})
-        )])),
-    );
+    pause_git_push(&g);
     assert_eq!(
         g.gate
             .check_thread(LOCAL_PRINCIPAL, "t1")
@@ -635,4 +625,33 @@ fn other_entry_points_can_check_that_a_thread_waits_for_a_human() {
         "approval_pending"
     );
     g.gate.check_thread(LOCAL_PRINCIPAL, "t2").unwrap();
+}
+
+#[test]
+fn a_lone_call_on_a_thread_waiting_for_a_human_is_denied_naming_the_pause() {
+    let g = gate(BASH_NEEDS_APPROVAL);
+    let outcome = pause_git_push(&g);
+    let mut call = warden::ToolCall::new("read_file", json!({"path": "a.txt"}));
+    call.context.thread_id = Some("t1".into());
+    let e = g
+        .gate
+        .evaluate(LOCAL_PRINCIPAL, &call, Caller::Agent)
+        .unwrap();
+    assert_eq!(e.verdict, warden::Verdict::Deny);
+    assert_eq!(e.reasons[0].code, "warden.approval_pending");
+    assert_eq!(e.decided_by.as_deref(), Some(warden::INTAKE_STAGE));
+    assert_eq!(e.metadata["approval_id"], json!(outcome.approval_id));
+    // Another thread, and another principal's thread, are judged.
+    call.context.thread_id = Some("t2".into());
+    let e = g
+        .gate
+        .evaluate(LOCAL_PRINCIPAL, &call, Caller::Agent)
+        .unwrap();
+    assert_eq!(e.verdict, warden::Verdict::Allow, "{e:?}");
+    call.context.thread_id = Some("t1".into());
+    let e = g
+        .gate
+        .evaluate("someone-else", &call, Caller::Agent)
+        .unwrap();
+    assert_eq!(e.verdict, warden::Verdict::Allow, "{e:?}");
 }

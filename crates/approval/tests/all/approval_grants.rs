@@ -5,7 +5,6 @@
 
 use crate::common::approval::*;
 use serde_json::{Value, json};
-use warden::Snapshot;
 use warden_approval::{
     CallStatus, EventKind, GateOutcome, GrantExt, GrantFilter, JournalFilter, ResumeRequest,
     RunState,
@@ -214,8 +213,8 @@ fn a_grant_never_covers_a_call_the_live_pipeline_denies() {
     let stricter = format!("{ONLY_LISTED}  deny: [\"Bash(git push *)\"]\n");
     g.gate
         .warden()
-        .registry()
-        .swap(Snapshot::load(&crate::common::config(&stricter)).unwrap());
+        .reload(&crate::common::config(&stricter), "")
+        .unwrap();
     let (status, code) = next_call(&g, "t1", "r2", "git push origin main");
     assert_eq!(status, CallStatus::Denied);
     assert_eq!(code, "perm.rule_deny");
@@ -306,8 +305,8 @@ fn a_grant_for_a_call_denied_when_judged_again_at_resume_is_not_given() {
     let stricter = CONFIG.replace("git push --force*", "git push *");
     g.gate
         .warden()
-        .registry()
-        .swap(Snapshot::load(&crate::common::config(&stricter)).unwrap());
+        .reload(&crate::common::config(&stricter), "")
+        .unwrap();
     let request = approval_with(&paused, json!({"minutes": 30}));
     let resolution = g.resume("t1", &paused, &request).unwrap();
     assert_eq!(resolution.calls[0].status, CallStatus::Denied);

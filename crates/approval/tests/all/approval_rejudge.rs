@@ -6,7 +6,6 @@
 
 use crate::common::approval::*;
 use serde_json::json;
-use warden::Snapshot;
 use warden_approval::{CallStatus, ResumeRequest, RunState};
 
 const BASH_LISTED: &str = "hitl_approval:\n  tools: [bash]\npermissions:\n  mode: full_auto\n";
@@ -39,8 +38,8 @@ fn paused(g: &TestGate) -> warden_approval::GateOutcome {
 fn operator_changes_policy(g: &TestGate, yaml: &str) {
     g.gate
         .warden()
-        .registry()
-        .swap(Snapshot::load(&crate::common::config(yaml)).unwrap());
+        .reload(&crate::common::config(yaml), "")
+        .unwrap();
 }
 
 fn codes(o: &warden_approval::CallOutcome) -> Vec<&str> {

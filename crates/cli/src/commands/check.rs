@@ -12,7 +12,7 @@ use warden_server::Config;
 pub(crate) fn check(config: &Config) -> anyhow::Result<ExitCode> {
     let warden = Warden::new(config)?;
     let snapshot = warden.snapshot();
-    let providers = snapshot.providers.providers();
+    let providers = snapshot.providers().providers();
     if let Some((name, failure)) = snapshot.unhealthy().first() {
         bail!("provider '{name}': {failure}");
     }

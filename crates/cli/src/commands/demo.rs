@@ -19,9 +19,9 @@ pub(crate) fn demo() -> anyhow::Result<ExitCode> {
     );
     println!(
         "  native core: permission engine ({} mode, sensitive paths, rules), risk triage",
-        snapshot.permissions.mode().as_str()
+        snapshot.permissions().mode().as_str()
     );
-    for p in snapshot.providers.providers() {
+    for p in snapshot.providers().providers() {
         println!(
             "  loaded {} {} ({}, sha256:{}…)",
             p.name(),

@@ -26,7 +26,7 @@ pub(crate) fn eval(
         Ok(call) => warden.evaluate(&call, caller).context("invalid request")?,
         // What a model wrote gets a decision, as on the daemon.
         Err(err) => match err.refusal_code() {
-            Some(code) => warden::refusal(&warden.snapshot(), code, &err.to_string()),
+            Some(code) => warden.refusal(code, &err.to_string()),
             None => return Err(anyhow::Error::new(err).context("invalid request")),
         },
     };

@@ -42,14 +42,9 @@ pub enum LoadError {
     Engine { provider: String, message: String },
     #[error("provider '{provider}': cannot link the component: {message}")]
     Link { provider: String, message: String },
-    /// The decision-signing key could not be used (the message says why).
-    #[error("signing: {0}")]
-    Signing(String),
     #[error("provider '{provider}': {source}")]
     ConfigFile {
         provider: String,
         source: crate::spec::ConfigFileError,
     },
-    #[error("{message}")]
-    Policy { message: String },
 }

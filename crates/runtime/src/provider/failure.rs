@@ -3,7 +3,8 @@
 
 use crate::engine::LimitHit;
 use warden_types::OnError;
-use warden_types::decision::{Decision, Reason, Verdict, codes};
+use warden_types::codes;
+use warden_types::decision::{Decision, Reason, Verdict};
 pub(crate) use warden_types::text::truncate;
 
 /// The kinds of provider failure, each with its detail code.

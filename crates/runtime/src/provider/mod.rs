@@ -33,7 +33,8 @@ use crate::spec::{Limits, ProviderSpec};
 pub use sandbox::ProviderInfo;
 pub(crate) use sandbox::{Sandbox, World, impl_world, pre_instantiate};
 use warden_types::OnError;
-use warden_types::decision::{Decision, Reason, Verdict, codes};
+use warden_types::codes;
+use warden_types::decision::{Decision, Reason, Verdict};
 
 /// Host bindings generated from the contract in `wit/`.
 pub(crate) mod bindings {

@@ -20,8 +20,8 @@ use super::signin::{changing, signed_in};
 use super::view::{Detail, Listed, ResolutionView};
 use crate::auth::Principal;
 use crate::body::{ApiError, read_json};
-use crate::daemon::Daemon;
 use crate::events::Signal;
+use crate::state::DaemonState;
 use warden_approval::validate::check_id;
 use warden_approval::{
     ApprovalError, ApprovalEvent, ApprovalStatus, Authority, JournalFilter, ListFilter,
@@ -38,7 +38,7 @@ const HISTORY_PAGE: usize = 100;
 
 /// `GET /console/api/session`: who is signed in, and the CSRF token.
 pub async fn session(
-    State(daemon): State<Arc<Daemon>>,
+    State(daemon): State<Arc<DaemonState>>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let (session, _) = signed_in(&daemon, &headers)?;
@@ -62,7 +62,7 @@ struct ApprovalList {
 /// `GET /console/api/approvals`: every pause waiting, across principals and
 /// threads, newest first.
 pub async fn approvals(
-    State(daemon): State<Arc<Daemon>>,
+    State(daemon): State<Arc<DaemonState>>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     signed_in(&daemon, &headers)?;
@@ -81,7 +81,7 @@ pub async fn approvals(
 
 /// The stored pause `approval_id`; 404 when there is none.
 async fn record(
-    daemon: &Arc<Daemon>,
+    daemon: &Arc<DaemonState>,
     approval_id: &str,
 ) -> Result<warden_approval::ApprovalRecord, ApiError> {
     check_id("approval_id", approval_id).map_err(ApprovalError::from)?;
@@ -103,13 +103,13 @@ async fn record(
 /// `GET /console/api/approvals/{approval_id}`: one pause, its arguments
 /// summarised and redacted.
 pub async fn approval(
-    State(daemon): State<Arc<Daemon>>,
+    State(daemon): State<Arc<DaemonState>>,
     Path(approval_id): Path<String>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     signed_in(&daemon, &headers)?;
     let record = record(&daemon, &approval_id).await?;
-    let redactor = daemon.warden.snapshot().redactor.clone();
+    let redactor = daemon.warden.snapshot().redactor().clone();
     Ok(axum::Json(Detail::of(&record, &redactor)).into_response())
 }
 
@@ -135,7 +135,7 @@ struct TrialAnswer {
 /// and caller, the host's time). Changes nothing: a denied edit can be
 /// corrected before the answer is sent, which the resume would not allow.
 pub async fn check_edit(
-    State(daemon): State<Arc<Daemon>>,
+    State(daemon): State<Arc<DaemonState>>,
     Path(approval_id): Path<String>,
     headers: HeaderMap,
     body: Body,
@@ -182,7 +182,7 @@ pub async fn check_edit(
 /// signed-in token's name. Edits are judged again; a denied edit comes back
 /// as a denied call.
 pub async fn resume(
-    State(daemon): State<Arc<Daemon>>,
+    State(daemon): State<Arc<DaemonState>>,
     Path(approval_id): Path<String>,
     headers: HeaderMap,
     body: Body,
@@ -208,7 +208,7 @@ struct RejectAllRequest {
 /// `POST /console/api/approvals/{approval_id}/reject-all` with an optional
 /// `{"message"}`: every pending call rejected.
 pub async fn reject_all(
-    State(daemon): State<Arc<Daemon>>,
+    State(daemon): State<Arc<DaemonState>>,
     Path(approval_id): Path<String>,
     headers: HeaderMap,
     body: Body,
@@ -233,7 +233,7 @@ pub async fn reject_all(
 }
 
 async fn answer(
-    daemon: &Arc<Daemon>,
+    daemon: &Arc<DaemonState>,
     who: &Principal,
     approval_id: &str,
     request: ResumeRequest,
@@ -266,7 +266,7 @@ struct History {
 /// `GET /console/api/history[?before=SEQ]`: the approval journal, newest
 /// first, a page at a time (arguments only as digests, as journalled).
 pub async fn history(
-    State(daemon): State<Arc<Daemon>>,
+    State(daemon): State<Arc<DaemonState>>,
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
@@ -313,7 +313,7 @@ pub async fn history(
 /// session does or the daemon stops. At most a quarter of the connections
 /// the daemon holds may be event streams (503 past it).
 pub async fn events(
-    State(daemon): State<Arc<Daemon>>,
+    State(daemon): State<Arc<DaemonState>>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let (session, _) = signed_in(&daemon, &headers)?;

@@ -27,7 +27,7 @@ pub use session::{CSRF_COOKIE, CSRF_HEADER, LIFETIME, SESSION_COOKIE, Sessions};
 pub use view::SUMMARY_CHARS;
 
 use crate::body::{ApiError, read_json};
-use crate::daemon::Daemon;
+use crate::state::DaemonState;
 
 const PAGE: &str = include_str!("assets/console.html");
 const LOGIN: &str = include_str!("assets/login.html");
@@ -41,13 +41,13 @@ pub const SIGN_IN_PATH: &str = "/console/login";
 
 /// The name of the token the request's console session signed in with, if
 /// it has a live one.
-pub(crate) fn session_token_name(daemon: &Daemon, headers: &HeaderMap) -> Option<Arc<str>> {
+pub(crate) fn session_token_name(daemon: &DaemonState, headers: &HeaderMap) -> Option<Arc<str>> {
     let id = session::cookie(headers, SESSION_COOKIE)?;
     Some(daemon.sessions.get(id)?.name)
 }
 
 /// The console's routes, merged into the daemon's router.
-pub fn routes() -> Router<Arc<Daemon>> {
+pub fn routes() -> Router<Arc<DaemonState>> {
     Router::new()
         .route("/console", get(page))
         .route("/console/", get(page))
@@ -108,7 +108,7 @@ fn asset(kind: &'static str, text: &'static str) -> Response {
 /// A console page: the list, a pause, the history (one page; the script
 /// shows what the path names). Without a session, the sign-in page.
 async fn page(
-    axum::extract::State(daemon): axum::extract::State<Arc<Daemon>>,
+    axum::extract::State(daemon): axum::extract::State<Arc<DaemonState>>,
     headers: HeaderMap,
 ) -> Response {
     match signin::signed_in(&daemon, &headers) {
@@ -158,7 +158,7 @@ struct SessionAnswer<'a> {
 /// other site's form can sign a browser in): an approver's token opens a
 /// session; any other token is refused, and no token is ever echoed.
 async fn login(
-    axum::extract::State(daemon): axum::extract::State<Arc<Daemon>>,
+    axum::extract::State(daemon): axum::extract::State<Arc<DaemonState>>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
@@ -206,7 +206,7 @@ async fn login(
 
 /// `POST /console/logout`: ends the session (a change: CSRF-checked).
 async fn logout(
-    axum::extract::State(daemon): axum::extract::State<Arc<Daemon>>,
+    axum::extract::State(daemon): axum::extract::State<Arc<DaemonState>>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let (session, _) = signin::changing(&daemon, &headers)?;

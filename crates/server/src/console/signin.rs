@@ -8,17 +8,17 @@ use subtle::ConstantTimeEq;
 use super::session::{CSRF_COOKIE, CSRF_HEADER, LIFETIME, SESSION_COOKIE, Session, cookie};
 use crate::auth::Principal;
 use crate::body::ApiError;
-use crate::daemon::Daemon;
+use crate::state::DaemonState;
 use warden_approval::Authority;
 
 /// Whether the console is reached over https (`server.public_url`): its
 /// cookies are then `Secure`.
-fn secure(daemon: &Daemon) -> bool {
+fn secure(daemon: &DaemonState) -> bool {
     daemon.public_url().starts_with("https://")
 }
 
 /// The two cookies of a new session.
-pub fn set_cookies(daemon: &Daemon, id: &str, session: &Session) -> [HeaderValue; 2] {
+pub fn set_cookies(daemon: &DaemonState, id: &str, session: &Session) -> [HeaderValue; 2] {
     let secure = if secure(daemon) { "; Secure" } else { "" };
     let age = LIFETIME.as_secs();
     let session_cookie = format!(
@@ -35,7 +35,7 @@ pub fn set_cookies(daemon: &Daemon, id: &str, session: &Session) -> [HeaderValue
 }
 
 /// The cookies that end a session in the browser.
-pub fn clear_cookies(daemon: &Daemon) -> [HeaderValue; 2] {
+pub fn clear_cookies(daemon: &DaemonState) -> [HeaderValue; 2] {
     let secure = if secure(daemon) { "; Secure" } else { "" };
     [SESSION_COOKIE, CSRF_COOKIE].map(|name| {
         HeaderValue::from_str(&format!(
@@ -47,7 +47,7 @@ pub fn clear_cookies(daemon: &Daemon) -> [HeaderValue; 2] {
 
 /// Who may use the console: a token that may answer approvals in its own
 /// name (an approver; an admin where `hitl_approval.admins_may_approve`).
-pub fn may_sign_in(daemon: &Daemon, who: &Principal) -> Result<(), ApiError> {
+pub fn may_sign_in(daemon: &DaemonState, who: &Principal) -> Result<(), ApiError> {
     match daemon.authority(who) {
         Authority::Approver => Ok(()),
         _ => Err(ApiError::new(
@@ -64,7 +64,10 @@ pub fn may_sign_in(daemon: &Daemon, who: &Principal) -> Result<(), ApiError> {
 
 /// The signed-in caller: 401 without a live session (or when its token is no
 /// longer configured), 403 when its token may no longer answer approvals.
-pub fn signed_in(daemon: &Daemon, headers: &HeaderMap) -> Result<(Session, Principal), ApiError> {
+pub fn signed_in(
+    daemon: &DaemonState,
+    headers: &HeaderMap,
+) -> Result<(Session, Principal), ApiError> {
     let id = cookie(headers, SESSION_COOKIE)
         .ok_or_else(|| ApiError::unauthorized("not signed in to the console"))?;
     let session = daemon
@@ -84,7 +87,10 @@ pub fn signed_in(daemon: &Daemon, headers: &HeaderMap) -> Result<(Session, Princ
 /// As [`signed_in`], for a request that changes something: it must also
 /// carry the session's CSRF token in `X-CSRF-Token`, and an `Origin`, when
 /// sent, of this daemon; 403 otherwise.
-pub fn changing(daemon: &Daemon, headers: &HeaderMap) -> Result<(Session, Principal), ApiError> {
+pub fn changing(
+    daemon: &DaemonState,
+    headers: &HeaderMap,
+) -> Result<(Session, Principal), ApiError> {
     same_origin(daemon, headers)?;
     let (session, who) = signed_in(daemon, headers)?;
     let sent = headers
@@ -105,7 +111,7 @@ fn csrf_refused(message: &str) -> ApiError {
 
 /// Refuses a request whose `Origin` is another site's: it must name the
 /// `Host` the request was sent to, or `server.public_url`.
-pub fn same_origin(daemon: &Daemon, headers: &HeaderMap) -> Result<(), ApiError> {
+pub fn same_origin(daemon: &DaemonState, headers: &HeaderMap) -> Result<(), ApiError> {
     let Some(origin) = headers.get(header::ORIGIN) else {
         return Ok(());
     };

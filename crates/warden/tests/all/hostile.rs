@@ -99,7 +99,7 @@ fn a_loop_in_configure_denies_every_call_as_configure_failed() {
         json!({"timeout_ms": 50, "fuel": 1u64 << 45}),
     );
     let snapshot = warden.snapshot();
-    let provider = &snapshot.providers.providers()[0];
+    let provider = &snapshot.providers().providers()[0];
     let failure = provider.health().unwrap_err();
     assert_eq!(failure.kind, FailureKind::ConfigureFailed);
     assert!(failure.message.contains("timeout"), "{failure}");

@@ -1,9 +1,9 @@
 //! What the host refuses to load, and what it says about it.
 
 use crate::common::*;
-use warden::{LoadError, Warden};
+use warden::{Error, LoadError, Warden};
 
-fn load(yaml: &str) -> Result<Warden, LoadError> {
+fn load(yaml: &str) -> Result<Warden, Error> {
     Warden::new(&config(yaml))
 }
 
@@ -12,7 +12,10 @@ fn a_component_importing_the_filesystem_is_refused_naming_the_import() {
     let err = load("guardrails:\n  providers:\n    - {name: leaky, wasm: fs_importer.wasm}\n")
         .err()
         .unwrap();
-    assert!(matches!(err, LoadError::ForbiddenImport { .. }), "{err}");
+    assert!(
+        matches!(err, Error::Load(LoadError::ForbiddenImport { .. })),
+        "{err}"
+    );
     assert!(err.to_string().contains("wasi:filesystem/"), "{err}");
 }
 
@@ -22,7 +25,10 @@ fn a_component_built_against_another_contract_version_is_refused() {
         .err()
         .unwrap();
     let text = err.to_string();
-    assert!(matches!(err, LoadError::Contract { .. }), "{text}");
+    assert!(
+        matches!(err, Error::Load(LoadError::Contract { .. })),
+        "{text}"
+    );
     assert!(
         text.contains("warden:guardrail@0.2.0") && text.contains("0.1.0"),
         "{text}"
@@ -38,7 +44,10 @@ fn bytes_that_do_not_match_the_pin_are_refused_with_both_digests() {
     .err()
     .unwrap();
     let text = err.to_string();
-    assert!(matches!(err, LoadError::DigestMismatch { .. }), "{text}");
+    assert!(
+        matches!(err, Error::Load(LoadError::DigestMismatch { .. })),
+        "{text}"
+    );
     assert!(
         text.contains(&format!("expected {pin}")) && text.contains("actual "),
         "{text}"
@@ -55,7 +64,10 @@ fn bytes_that_match_the_pin_load() {
         "guardrails:\n  providers:\n    - {{name: a, wasm: allowlist.wasm, sha256: \"sha256:{digest}\"}}\n"
     ))
     .unwrap();
-    assert_eq!(warden.snapshot().providers.providers()[0].digest(), digest);
+    assert_eq!(
+        warden.snapshot().providers().providers()[0].digest(),
+        digest
+    );
 }
 
 #[test]
@@ -69,7 +81,10 @@ fn a_file_that_is_not_a_component_is_refused() {
     )
     .unwrap();
     let err = Warden::new(&config).err().unwrap();
-    assert!(matches!(err, LoadError::Compile { .. }), "{err}");
+    assert!(
+        matches!(err, Error::Load(LoadError::Compile { .. })),
+        "{err}"
+    );
 }
 
 #[test]

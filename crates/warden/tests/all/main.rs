@@ -15,6 +15,6 @@ mod loading;
 mod oap;
 mod permissions;
 mod pipeline;
-mod properties;
 mod rules;
+mod service;
 mod triage;

@@ -7,7 +7,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::common::*;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use warden::Snapshot;
 use warden::{Caller, Config, Evaluation, ToolCall, Verdict, Warden};
 
 const DEFAULT_TIMESTAMP: &str = "2026-06-01T00:00:00Z";
@@ -216,7 +215,7 @@ fn suspending_the_passport_file_takes_effect_on_the_next_call_after_a_reload() {
     std::fs::write(&file, passport.to_string()).unwrap();
     // Until the reload, the loaded passport stands.
     assert_eq!(git().verdict, Verdict::Allow);
-    warden.registry().swap(Snapshot::load(&config).unwrap());
+    warden.reload(&config, "").unwrap();
     let e = git();
     assert_eq!(e.verdict, Verdict::Deny);
     assert_eq!(codes(&e), ["oap.passport_suspended"]);

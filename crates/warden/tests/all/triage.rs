@@ -20,11 +20,7 @@ fn judge(w: &Warden, tool: &str, input: Value, mode: Option<&str>) -> Evaluation
 }
 
 fn classifier_stats(w: &Warden) -> (u64, u64) {
-    w.snapshot()
-        .classifier
-        .as_ref()
-        .expect("a classifier")
-        .stats()
+    w.snapshot().classifier().expect("a classifier").stats()
 }
 
 fn classifier_error(e: &Evaluation) -> Option<String> {

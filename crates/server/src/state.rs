@@ -1,4 +1,4 @@
-//! The daemon's shared state ([`Daemon`]): the live policy and the approval
+//! The daemon's shared state ([`DaemonState`]): the live policy and the approval
 //! gate, who may call, the request limits, the logs, the metrics, the judging
 //! threads, and what the console and the webhooks are told. The routes, the
 //! reload and the console work on it; starting and stopping it is `server`.
@@ -33,9 +33,11 @@ use warden_approval::{ApprovalGate, Durability, SqliteApprovalStore};
 pub const SWAP_LOG: &str = "swaps.jsonl";
 
 /// How the routes run their blocking work (the pipeline, the approval store)
-/// from the async runtime. The default, [`Dispatch::Pool`], keeps the async
-/// workers free whatever a provider or the store does; the others are kept to
-/// measure against (see `docs/benchmarks.md`).
+/// from the async runtime, for `warden bench` only (the `bench` feature). The
+/// daemon always uses [`Dispatch::Pool`], which keeps the async workers free
+/// whatever a provider or the store does; the others are kept to measure
+/// against (see `docs/benchmarks.md`).
+#[cfg(feature = "bench")]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Dispatch {
     /// On the judging pool ([`WorkerPool`]), refused at once when its queue is full.
@@ -58,6 +60,8 @@ pub struct ServeOptions {
     pub data_dir: Option<PathBuf>,
     /// Instead of `server.watch_config`.
     pub watch: Option<bool>,
+    /// How blocking work is run (`warden bench` measures the alternatives).
+    #[cfg(feature = "bench")]
     pub dispatch: Dispatch,
 }
 
@@ -135,7 +139,7 @@ impl Fixed {
 
 /// The daemon's shared state: the live policy, who may call, the logs and the
 /// metrics.
-pub struct Daemon {
+pub struct DaemonState {
     pub(crate) warden: Arc<Warden>,
     /// Human approval, over the same live policy.
     pub(crate) gate: ApprovalGate,
@@ -150,6 +154,7 @@ pub struct Daemon {
     pub(crate) fixed: Fixed,
     /// `--data-dir`, which every reloaded configuration is held to.
     pub(crate) data_dir: Option<PathBuf>,
+    #[cfg(feature = "bench")]
     pub(crate) dispatch: Dispatch,
     /// The threads that judge calls and wait on the store.
     pub(crate) workers: WorkerPool,
@@ -176,27 +181,16 @@ pub struct Daemon {
     pub(crate) bound_url: std::sync::OnceLock<String>,
 }
 
-impl Daemon {
+impl DaemonState {
     /// Loads the configuration file and everything it names. Blocks while
     /// providers are compiled and configured.
-    pub fn load(config_path: &Path, options: &ServeOptions) -> Result<Daemon, ServeError> {
+    pub fn load(config_path: &Path, options: &ServeOptions) -> Result<DaemonState, ServeError> {
         let (mut config, digest) = Config::load_with_digest(config_path)?;
         settle_data_dir(&mut config, options.data_dir.as_deref());
         let settings = Settings::resolve(&config)?;
-        let data_dir = config.data_dir();
-        warden_runtime::data_dir::create_private_dir(&data_dir).map_err(|source| {
-            ServeError::DataDir {
-                path: data_dir.display().to_string(),
-                source,
-            }
-        })?;
-        let warden = Arc::new(Warden::new(&config)?);
-        if let Some((provider, failure)) = warden.snapshot().providers.unhealthy().next() {
-            return Err(ServeError::Unhealthy {
-                provider: provider.name().to_string(),
-                message: failure.to_string(),
-            });
-        }
+        let data_dir = config.create_data_dir()?;
+        // A provider that cannot be configured stops the start.
+        let warden = Arc::new(Warden::new_healthy(&config)?);
         let limits = settings.limits;
         let store = SqliteApprovalStore::open_in(&data_dir, config.hitl_approval.durability)?;
         store.set_busy_timeout(limits.store_busy_timeout())?;
@@ -207,7 +201,7 @@ impl Daemon {
         let metrics = Metrics::new();
         let notifier = notify::Notifier::new(metrics.notify_counters());
         notifier.set(settings.notify);
-        metrics.swapped(None, warden.snapshot().providers.generation());
+        metrics.swapped(None, warden.snapshot().generation());
         let fixed = Fixed::of(&config);
         let workers = WorkerPool::start(limits.worker_count(), limits.queue_depth)
             .map_err(ServeError::Workers)?;
@@ -220,7 +214,7 @@ impl Daemon {
                 "server.limits.max_connections lowered to fit the open-file limit"
             );
         }
-        Ok(Daemon {
+        Ok(DaemonState {
             config_path: config_path.to_path_buf(),
             tokens: ArcSwap::from_pointee(settings.tokens),
             limits: Arc::new(ArcSwap::from_pointee(limits)),
@@ -232,6 +226,7 @@ impl Daemon {
             }),
             fixed,
             data_dir: options.data_dir.clone(),
+            #[cfg(feature = "bench")]
             dispatch: options.dispatch,
             workers,
             bodies: Arc::new(Semaphore::new(limits.max_concurrent_bodies)),
@@ -286,7 +281,7 @@ impl Daemon {
             .load()
             .authenticate(token)
             .ok_or_else(|| ApiError::unauthorized("the bearer token is not valid"))?;
-        let admins_approve = self.warden.snapshot().hitl_approval.admins_may_approve;
+        let admins_approve = self.warden.snapshot().hitl_approval().admins_may_approve;
         if !access.allows(who.role, admins_approve) {
             return Err(ApiError::forbidden(format!(
                 "the token '{}' has the {} role; this route needs {}",
@@ -305,7 +300,7 @@ impl Daemon {
         use warden_approval::Authority;
         match who.role {
             Role::Approver => Authority::Approver,
-            Role::Admin if self.warden.snapshot().hitl_approval.admins_may_approve => {
+            Role::Admin if self.warden.snapshot().hitl_approval().admins_may_approve => {
                 Authority::Approver
             }
             Role::Agent | Role::Internal => match &who.relay {
@@ -336,13 +331,13 @@ impl Daemon {
         **self.limits.load()
     }
 
-    /// Runs blocking work (the pipeline, the approval store) as the dispatch
-    /// says: on the judging pool unless measuring the alternatives. The
+    /// Runs blocking work (the pipeline, the approval store) on the judging
+    /// pool (or, measuring the alternatives, as the dispatch says). The
     /// request's principal (see `admission`) may have at most
     /// `max_queued_per_principal` jobs queued or running.
     pub(crate) async fn offload<T: Send + 'static>(
         self: &Arc<Self>,
-        job: impl FnOnce(&Daemon) -> T + Send + 'static,
+        job: impl FnOnce(&DaemonState) -> T + Send + 'static,
     ) -> Result<T, PoolError> {
         let share = match shares::current() {
             Some(who) => match self.queued.try_take(&who) {
@@ -357,30 +352,30 @@ impl Daemon {
             },
             None => None,
         };
+        #[cfg(feature = "bench")]
         match self.dispatch {
-            Dispatch::Pool => {
-                let daemon = self.clone();
-                let ran = self
-                    .workers
-                    .run(move || {
-                        let _share = share;
-                        job(&daemon)
-                    })
-                    .await;
-                if let Err(PoolError::Full { .. }) = ran {
-                    self.metrics.admission_refused("queue_depth");
-                }
-                ran
-            }
-            Dispatch::Inline => Ok(job(self)),
-            Dispatch::BlockInPlace => Ok(tokio::task::block_in_place(|| job(self))),
+            Dispatch::Pool => {}
+            Dispatch::Inline => return Ok(job(self)),
+            Dispatch::BlockInPlace => return Ok(tokio::task::block_in_place(|| job(self))),
             Dispatch::SpawnBlocking => {
                 let daemon = self.clone();
-                tokio::task::spawn_blocking(move || job(&daemon))
+                return tokio::task::spawn_blocking(move || job(&daemon))
                     .await
-                    .map_err(|_| PoolError::Panicked)
+                    .map_err(|_| PoolError::Panicked);
             }
         }
+        let daemon = self.clone();
+        let ran = self
+            .workers
+            .run(move || {
+                let _share = share;
+                job(&daemon)
+            })
+            .await;
+        if let Err(PoolError::Full { .. }) = ran {
+            self.metrics.admission_refused("queue_depth");
+        }
+        ran
     }
 
     /// How loaded the daemon is: connections, body turns held, and calls

@@ -1,13 +1,24 @@
-//! The approval list: which calls need a human's approval before they run. One
+//! The approval list (`hitl_approval`): which calls need a human's approval
+//! before they run, as configured ([`config`]) and compiled. One
 //! function, [`ApprovalList::requires_approval`], answers it. An entry is a tool
 //! name or glob (`bash`, `mcp__github__*`; a name is not a path, so `*`
 //! matches any run of characters, `/` included), or a permission rule
 //! (`Bash(git push *)`, `Edit(src/**)`, `WebFetch(domain:example.com)`), which
 //! matches when any part of the call does: the command `git status && git push`
 //! needs approval under `Bash(git push *)`.
+//!
+//! What the list makes of a call every stage allowed ([`Listed`]): a listed
+//! tool is never simply allowed. It waits for a human where one can be asked,
+//! follows `hitl_approval.non_interactive` in an unattended run, and is denied
+//! for a subagent or a harness that cannot resume.
 
-use crate::hitl::{Entry, HitlApproval, NonInteractive};
+pub(crate) mod config;
+
+use config::{Entry, HitlApproval, NonInteractive};
+use warden_policy::origin::Reach;
 use warden_policy::permissions::PermissionEngine;
+use warden_types::Reason;
+use warden_types::codes;
 use warden_types::request::ToolCall;
 
 /// `hitl_approval`, compiled once per configuration.
@@ -69,6 +80,52 @@ impl ApprovalList {
     /// Whether no tool needs a human's approval.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+}
+
+/// What happens to an allowed call that the approval list names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Listed {
+    /// A human must approve it (`warden.approval_required`).
+    Pause(Reason),
+    /// Nobody can be asked and `non_interactive: allow`: it runs, with this
+    /// notice (`warden.approval_waived`).
+    Waived(Reason),
+    /// Nobody can be asked: denied (`warden.approval_unavailable`).
+    Unavailable(Reason),
+}
+
+impl ApprovalList {
+    /// The list's answer for a call every stage allowed, wherever the call is
+    /// judged (see [`crate::Snapshot::listed`]), or `None` when the call is
+    /// not listed; `permissions` makes the canonical call that rules match.
+    pub fn listed(
+        &self,
+        call: &ToolCall,
+        permissions: &PermissionEngine,
+        reach: &Reach,
+    ) -> Option<Listed> {
+        let entry = self.requires_approval(call, permissions)?;
+        let listed_because = format!(
+            "tool '{}' is listed under hitl_approval ('{entry}')",
+            call.tool_name
+        );
+        Some(match reach {
+            Reach::Pause => Listed::Pause(Reason::new(
+                codes::APPROVAL_REQUIRED,
+                format!("{listed_because}: a human must approve the call"),
+            )),
+            Reach::Unattended(why) if self.non_interactive() == NonInteractive::Allow => {
+                Listed::Waived(Reason::new(
+                    codes::APPROVAL_WAIVED,
+                    format!("{listed_because}, but {why}; hitl_approval.non_interactive is allow"),
+                ))
+            }
+            Reach::Unattended(why) | Reach::Never(why) => Listed::Unavailable(Reason::new(
+                codes::APPROVAL_UNAVAILABLE,
+                format!("{listed_because} and needs a human's approval, but {why}: denied"),
+            )),
+        })
     }
 }
 
