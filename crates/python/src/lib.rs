@@ -20,7 +20,7 @@ use warden_approval::{
     ApprovalError, ApprovalGate, Authority, GrantFilter, InteractionQuery, LOCAL_PRINCIPAL,
     ListFilter, ModelResponse, RelayNames, ResumeRequest, Reviewer, RunRef, StoreError,
 };
-use warden_types::codes::{EVALUATOR_ERROR, STORE_UNAVAILABLE};
+use warden_types::codes::STORE_UNAVAILABLE;
 use warden_types::codes::{INPUT_TOO_DEEP, INPUT_TOO_LARGE, UNENCODABLE_INPUT};
 use warden_types::request::{MAX_INPUT_DEPTH, MAX_REQUEST_BYTES};
 
