@@ -57,6 +57,11 @@ pub const SCENARIOS: &[Scenario] = &[
         run: crate::loadgen::fsync,
     },
     Scenario {
+        name: "daemon-floor",
+        about: "the daemon's evaluate (1 and 4 connections) beside a minimal hyper server answering the same bytes and the pipeline alone, three rounds",
+        run: crate::loadgen::floor,
+    },
+    Scenario {
         name: "daemon-flood",
         about: "one token's evaluate (1 and 4 connections) on an idle daemon and while another token holds 40 connections sending 1 MiB bodies a byte every 2 s",
         run: crate::loadgen::flood,

@@ -249,6 +249,109 @@ pub fn daemon(calls: usize) -> anyhow::Result<Vec<Measurement>> {
     Ok(out)
 }
 
+/// A minimal hyper server on its own two-thread runtime, as the daemon's: it
+/// reads each request's whole body and answers `answer`, nothing else (no
+/// routing, no token, no JSON, no log). What HTTP alone costs on this machine.
+struct Floor {
+    /// Serves until dropped, with the tasks it runs.
+    _runtime: tokio::runtime::Runtime,
+    addr: SocketAddr,
+}
+
+impl Floor {
+    fn start(answer: Bytes) -> anyhow::Result<Floor> {
+        let runtime = runtime("floor-http")?;
+        let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
+        let addr = listener.local_addr()?;
+        runtime.spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let _ = stream.set_nodelay(true);
+                let answer = answer.clone();
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(
+                        move |request: Request<hyper::body::Incoming>| {
+                            let answer = answer.clone();
+                            async move {
+                                request.into_body().collect().await?;
+                                let response = hyper::Response::builder()
+                                    .header(CONTENT_TYPE, "application/json")
+                                    .body(Full::new(answer))
+                                    .expect("a static response");
+                                Ok::<_, hyper::Error>(response)
+                            }
+                        },
+                    );
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        Ok(Floor {
+            _runtime: runtime,
+            addr,
+        })
+    }
+}
+
+/// `warden bench --scenario daemon-floor`: the daemon's evaluate beside its
+/// floor, in one run: a minimal hyper server answering the daemon's own answer
+/// bytes to the same requests (1 and 4 connections, alternated with the
+/// daemon's rows, three rounds), and the pipeline alone (`Warden::evaluate` on
+/// the same call and config, in process). What the daemon adds is its p50
+/// minus the floor's and the pipeline's.
+pub fn floor(calls: usize) -> anyhow::Result<Vec<Measurement>> {
+    let daemon = Daemon::start(Dispatch::default())?;
+    let answer = {
+        let clients = runtime("warden-load")?;
+        let addr = daemon.addr();
+        let decision = clients.block_on(async move {
+            let mut c = Connection::open(addr).await?;
+            c.evaluate().await
+        })?;
+        Bytes::from(serde_json::to_vec(&decision)?)
+    };
+    let floor = Floor::start(answer)?;
+    let warden = warden::Warden::new(&warden::Config::parse(
+        &config("bash, read_file"),
+        "<bench>",
+        ".".into(),
+    )?)?;
+    let call: warden_types::request::ToolCall = serde_json::from_str(CALL)?;
+    let mut out = Vec::new();
+    for _round in 0..3 {
+        out.push(crate::measure(
+            "pipeline alone (Warden::evaluate, same call and config)",
+            1,
+            calls,
+            &|| {
+                let e = warden
+                    .evaluate(&call, warden_types::Caller::Agent)
+                    .expect("a decision");
+                assert!(e.allow, "the benchmark call must be allowed: {e:?}");
+            },
+        ));
+        for connections in [1, 4] {
+            let requests = (calls / connections).max(100);
+            let (samples, wall) = load(floor.addr, connections, requests)?;
+            out.push(summarize(
+                "floor: minimal hyper server, same bytes",
+                connections,
+                samples,
+                wall,
+            ));
+            let (samples, wall) = load(daemon.addr(), connections, requests)?;
+            out.push(summarize(
+                "daemon: POST /v1/evaluate over HTTP",
+                connections,
+                samples,
+                wall,
+            ));
+        }
+    }
+    Ok(out)
+}
+
 /// `warden bench --scenario daemon-dispatch`: the same load with each way of
 /// running the synchronous pipeline from the async server.
 pub fn dispatch(calls: usize) -> anyhow::Result<Vec<Measurement>> {

@@ -2,7 +2,7 @@
 //! `warden.Warden` of the `warden-guardrails` package (which wraps this module
 //! in the HTTP client's types and errors).
 //!
-//! One [`Core`] is what `warden serve` holds for its callers, minus HTTP: the
+//! One `Core` is what `warden serve` holds for its callers, minus HTTP: the
 //! live policy (the pipeline and its providers), the approval gate over the
 //! SQLite store in the data directory, and reloads of the same configuration.
 //! Every entry point answers what the daemon's route answers, in the same JSON
