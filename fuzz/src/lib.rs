@@ -1,22 +1,16 @@
 //! What the fuzz targets check, over Warden's own code: the wire types
-//! (`warden-types`: requests, strict JSON, callers) and the policy core's trust
-//! and redaction (`warden-policy`) as crates, and the AI message and its
-//! surfaces compiled here from the approval crate's files, and the daemon's
-//! reading of `X-Forwarded-For` from its file (those crates link wasmtime,
-//! which fuzzing never builds). `checks` is shared with the corpus
-//! replay test (`crates/approval/tests/all/fuzz_corpus.rs`), which runs it on
-//! the real crates: `wire` is what each side gives it.
+//! (`warden-types`: requests, strict JSON, callers, the AI message and its
+//! surfaces) and the policy core's trust and redaction (`warden-policy`) as
+//! crates, and the daemon's reading of `X-Forwarded-For` from its file (the
+//! daemon's crate links wasmtime, which fuzzing never builds). `checks` is
+//! shared with the corpus replay test
+//! (`crates/approval/tests/all/fuzz_corpus.rs`), which runs it on the real
+//! crates: `wire` is what each side gives it.
 #![allow(dead_code, unused_imports)]
-
-#[path = "../../crates/approval/src"]
-pub mod approval {
-    pub mod message;
-    pub mod surfaces;
-}
 
 /// The host's types, as `checks` names them.
 pub mod wire {
-    pub use crate::approval::message::AiMessage;
+    pub use warden_types::message::AiMessage;
     pub use warden_policy::trust::admit;
     pub use warden_types::request::{CallContext, ToolCall};
 pub use warden_types::Caller;
