@@ -231,20 +231,31 @@ fn summarize(
     }
 }
 
+/// One row: `connections` connections to `addr`, `calls` evaluate calls
+/// shared between them (at least 100 each), summarized under `scenario`.
+fn row(
+    scenario: &str,
+    addr: SocketAddr,
+    connections: usize,
+    calls: usize,
+) -> anyhow::Result<Measurement> {
+    let requests = (calls / connections).max(100);
+    let (samples, wall) = load(addr, connections, requests)?;
+    Ok(summarize(scenario, connections, samples, wall))
+}
+
 /// `warden bench --scenario daemon`: `POST /v1/evaluate` over loopback HTTP
 /// with 1, 4 and 32 connections (the threads column), decision log on.
 pub fn daemon(calls: usize) -> anyhow::Result<Vec<Measurement>> {
     let daemon = Daemon::start(Dispatch::default())?;
     let mut out = Vec::new();
     for connections in [1, 4, 32] {
-        let requests = (calls / connections).max(100);
-        let (samples, wall) = load(daemon.addr(), connections, requests)?;
-        out.push(summarize(
+        out.push(row(
             "daemon: POST /v1/evaluate over HTTP",
+            daemon.addr(),
             connections,
-            samples,
-            wall,
-        ));
+            calls,
+        )?);
     }
     Ok(out)
 }
@@ -332,21 +343,18 @@ pub fn floor(calls: usize) -> anyhow::Result<Vec<Measurement>> {
             },
         ));
         for connections in [1, 4] {
-            let requests = (calls / connections).max(100);
-            let (samples, wall) = load(floor.addr, connections, requests)?;
-            out.push(summarize(
+            out.push(row(
                 "floor: minimal hyper server, same bytes",
+                floor.addr,
                 connections,
-                samples,
-                wall,
-            ));
-            let (samples, wall) = load(daemon.addr(), connections, requests)?;
-            out.push(summarize(
+                calls,
+            )?);
+            out.push(row(
                 "daemon: POST /v1/evaluate over HTTP",
+                daemon.addr(),
                 connections,
-                samples,
-                wall,
-            ));
+                calls,
+            )?);
         }
     }
     Ok(out)
@@ -364,14 +372,12 @@ pub fn dispatch(calls: usize) -> anyhow::Result<Vec<Measurement>> {
     ] {
         let daemon = Daemon::start(dispatch)?;
         for connections in [1, 4, 32] {
-            let requests = (calls / connections).max(100);
-            let (samples, wall) = load(daemon.addr(), connections, requests)?;
-            out.push(summarize(
+            out.push(row(
                 &format!("daemon evaluate, {name}"),
+                daemon.addr(),
                 connections,
-                samples,
-                wall,
-            ));
+                calls,
+            )?);
         }
     }
     Ok(out)
@@ -389,14 +395,12 @@ pub fn fsync(calls: usize) -> anyhow::Result<Vec<Measurement>> {
         );
         let daemon = Daemon::start_with(&yaml, Dispatch::default())?;
         for connections in [1, 8] {
-            let requests = (calls / connections).max(100);
-            let (samples, wall) = load(daemon.addr(), connections, requests)?;
-            out.push(summarize(
+            out.push(row(
                 &format!("daemon evaluate, decision_log.fsync: {fsync}"),
+                daemon.addr(),
                 connections,
-                samples,
-                wall,
-            ));
+                calls,
+            )?);
         }
     }
     Ok(out)
