@@ -36,7 +36,9 @@ const SLASH: u8 = 0xFF;
 /// Why a pattern was refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GlobError {
+    /// The pattern as given.
     pub pattern: String,
+    /// What is wrong with it.
     pub message: String,
 }
 

@@ -15,6 +15,8 @@
 //! Nothing here touches the file system or the environment: every input (the
 //! home directory, the working directory) is given by the caller.
 
+#![deny(missing_docs)]
+
 pub mod effects;
 pub mod glob;
 pub mod path;

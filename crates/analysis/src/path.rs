@@ -106,12 +106,15 @@ pub fn comparison_form(text: &str) -> String {
 /// A character that hides or disguises what a text says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Suspicious {
+    /// The character.
     pub character: char,
     /// Byte offset in the text.
     pub offset: usize,
+    /// Why it is suspicious.
     pub kind: SuspiciousKind,
 }
 
+/// Why a character is suspicious.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SuspiciousKind {
@@ -127,6 +130,7 @@ pub enum SuspiciousKind {
 }
 
 impl SuspiciousKind {
+    /// The kind in words, for messages (`control character`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
             SuspiciousKind::Control => "control character",

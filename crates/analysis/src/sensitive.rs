@@ -46,7 +46,9 @@ pub const DEFAULT_SENSITIVE_PATHS: &[&str] = &[
 /// How a path is used: public material may be read, and some of it written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Access {
+    /// The path is read.
     Read,
+    /// The path is written, removed or has its mode changed.
     Write,
 }
 

@@ -40,7 +40,9 @@ const UNKNOWN_HOME: &str = "/~";
 /// The canonical call.
 #[derive(Clone, Debug)]
 pub struct CanonicalCall {
+    /// The tool's name, as called.
     pub tool: String,
+    /// Its kind in the operator's registry.
     pub kind: ToolKind,
     /// `(server, tool)` of an `mcp__server__tool` call.
     pub mcp: Option<(String, String)>,
@@ -63,6 +65,7 @@ pub struct CanonicalCall {
     pub suspicious: Vec<String>,
     /// The home and working directory the paths were resolved against.
     pub home: String,
+    /// The working directory relative paths were resolved against.
     pub cwd: String,
     /// Home and working directory, canonical and in comparison form, made
     /// when a rule first needs them.

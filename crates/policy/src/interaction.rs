@@ -27,6 +27,7 @@ pub const CLARIFICATION_TOOL: &str = "ask_clarification";
 /// What was decided about a run's interaction with humans.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct RunInteractionPolicy {
+    /// The run's interaction mode.
     pub mode: InteractionMode,
     /// The call comes from a subagent: it never asks a human itself.
     pub is_subagent: bool,

@@ -6,6 +6,8 @@
 //! classifier through [`triage::Classify`], which the composition layer
 //! implements.
 
+#![deny(missing_docs)]
+
 pub mod canonical;
 pub mod clock;
 pub mod interaction;

@@ -29,6 +29,7 @@ pub enum RunOrigin {
 }
 
 impl RunOrigin {
+    /// Every origin, in the order listings and error messages name them.
     pub const ALL: [RunOrigin; 5] = [
         RunOrigin::Web,
         RunOrigin::Sdk,
@@ -37,6 +38,7 @@ impl RunOrigin {
         RunOrigin::McpNotification,
     ];
 
+    /// The origin as `context.run_origin` spells it (`web`, `sdk`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
             RunOrigin::Web => "web",
@@ -89,6 +91,9 @@ pub enum Reach {
 }
 
 impl Reach {
+    /// What the gate may do in a run of this policy and origin: where nobody can be asked, never
+    /// for a subagent or a run that cannot resume, else unattended; unattended too where the
+    /// origin shows no approvals; otherwise pause.
     pub fn of(policy: &RunInteractionPolicy, origin: Option<RunOrigin>) -> Reach {
         if let Some(why) = policy.why_no_human() {
             return if policy.is_subagent || !policy.can_resume {

@@ -31,6 +31,7 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// The mode as the config spells it (`default`, `full_auto`, `read_only`).
     pub fn as_str(self) -> &'static str {
         match self {
             Mode::Default => "default",
@@ -45,15 +46,21 @@ impl Mode {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PermissionsConfig {
+    /// How calls that no rule decides are treated.
     pub mode: Mode,
+    /// Permission rules that allow (`Bash(git status)`, `Read(~/src/**)`).
     #[serde(default)]
     pub allow: Vec<String>,
+    /// Permission rules that ask a human.
     #[serde(default)]
     pub ask: Vec<String>,
+    /// Permission rules that deny; a deny wins over any allow or ask.
     #[serde(default)]
     pub deny: Vec<String>,
+    /// Paths no call may touch: the built-in credential and key paths, and the operator's.
     #[serde(default)]
     pub sensitive_paths: SensitivePathsConfig,
+    /// Which tool names are shells, file tools, fetches; which are read-only.
     #[serde(default)]
     pub tools: ToolsConfig,
     /// The home directory for `~` when a call's context names none.
@@ -108,10 +115,12 @@ impl PermissionEngine {
         })
     }
 
+    /// The mode: what becomes of a call no rule decides.
     pub fn mode(&self) -> Mode {
         self.mode
     }
 
+    /// The tool registry the engine classifies calls by.
     pub fn registry(&self) -> &ToolRegistry {
         &self.tools
     }

@@ -153,8 +153,11 @@ const BUILTIN: &[&str] = &[
 #[derive(Debug, thiserror::Error, PartialEq)]
 #[error("decision_log.redact[{index}]: '{pattern}' is not a valid regular expression: {message}")]
 pub struct PatternError {
+    /// Its position in `decision_log.redact`.
     pub index: usize,
+    /// The pattern as given.
     pub pattern: String,
+    /// The regex parser's message.
     pub message: String,
 }
 

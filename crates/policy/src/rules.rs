@@ -13,8 +13,11 @@ use warden_analysis::path as paths;
 /// What a rule does when it matches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Action {
+    /// The call runs without asking, if every part of it is allowed.
     Allow,
+    /// A human must approve the call.
     Ask,
+    /// The call is denied.
     Deny,
 }
 
@@ -55,7 +58,9 @@ enum Specifier {
 #[derive(Debug, thiserror::Error, PartialEq)]
 #[error("'{rule}': {message}")]
 pub struct RuleError {
+    /// The rule as written.
     pub rule: String,
+    /// What is wrong with it.
     pub message: String,
 }
 
@@ -69,6 +74,8 @@ const KINDS: &[(&str, ToolKind)] = &[
 ];
 
 impl Rule {
+    /// Parses `Tool` or `Tool(specifier)`: a command pattern for a shell, a path glob for a file
+    /// tool, `domain:` for a fetch.
     pub fn parse(text: &str) -> Result<Rule, RuleError> {
         let err = |message: String| RuleError {
             rule: text.to_string(),
@@ -151,6 +158,7 @@ impl Rule {
         })
     }
 
+    /// The rule as written, trimmed, for reasons and reports.
     pub fn text(&self) -> &str {
         &self.text
     }
@@ -234,7 +242,9 @@ pub struct RuleSet {
 /// What the rules say about a call.
 #[derive(Debug)]
 pub enum RuleOutcome<'r> {
+    /// A deny rule matched (the first one).
     Deny(&'r Rule),
+    /// No deny rule matched; an ask rule did (the first one).
     Ask(&'r Rule),
     /// Every part of the call is allowed; the rules that allowed it.
     Allow(Vec<&'r Rule>),
@@ -263,6 +273,8 @@ impl RuleSet {
         })
     }
 
+    /// What the rules say of `call`: any deny, else any ask, else allow when allow rules cover
+    /// every part of it.
     pub fn evaluate(&self, call: &CanonicalCall) -> RuleOutcome<'_> {
         if let Some(rule) = self.deny.iter().find(|r| r.hits(call)) {
             return RuleOutcome::Deny(rule);

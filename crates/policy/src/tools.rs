@@ -31,14 +31,19 @@ pub enum ToolKind {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolsConfig {
+    /// Shell tools (default: `bash`, `shell`, ...).
     #[serde(default = "defaults::shell")]
     pub shell: Vec<String>,
+    /// File-reading tools.
     #[serde(default = "defaults::read")]
     pub read: Vec<String>,
+    /// File-writing and editing tools.
     #[serde(default = "defaults::write")]
     pub write: Vec<String>,
+    /// URL-fetching tools.
     #[serde(default = "defaults::fetch")]
     pub fetch: Vec<String>,
+    /// Web-search tools.
     #[serde(default = "defaults::search")]
     pub search: Vec<String>,
     /// Tools that change nothing: allowed in `read_only` mode, and without
@@ -132,6 +137,8 @@ pub struct ToolRegistry {
 pub struct RegistryError(pub String);
 
 impl ToolRegistry {
+    /// Builds the registry. A name under two kinds, an `mcp__` name in a list, or a shell or
+    /// write tool listed read-only is an error.
     pub fn new(config: &ToolsConfig) -> Result<Self, RegistryError> {
         let mut kinds = HashMap::new();
         let lists = [
@@ -178,6 +185,7 @@ impl ToolRegistry {
         })
     }
 
+    /// The kind of a tool: `mcp__…` is MCP, unlisted names are [`ToolKind::Other`].
     pub fn kind(&self, tool: &str) -> ToolKind {
         if tool.starts_with("mcp__") {
             return ToolKind::Mcp;

@@ -50,7 +50,9 @@ pub trait Classify: Send + Sync {
 /// A classifier's opinion of a call.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Assessment {
+    /// Low or high.
     pub risk: Risk,
+    /// Why, in the classifier's words.
     pub reason: String,
 }
 
@@ -58,7 +60,9 @@ pub struct Assessment {
 /// `warden.timeout`) and what happened.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClassifyError {
+    /// The reason code (`warden.timeout`, ...).
     pub code: &'static str,
+    /// What happened.
     pub message: String,
 }
 
@@ -91,8 +95,11 @@ fn yes() -> bool {
 /// One thing the detector found.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Finding {
+    /// What the finding asks for: ask or deny.
     pub verdict: Verdict,
+    /// The reason code.
     pub code: &'static str,
+    /// What was found, for the reason's message.
     pub message: String,
 }
 
@@ -111,6 +118,7 @@ pub struct Triage {
 }
 
 impl Triage {
+    /// Triage as configured (`triage.detector`), with the loaded classifier, if any.
     pub fn new(config: &TriageConfig, classifier: Option<Arc<dyn Classify>>) -> Self {
         Triage {
             detector: config.detector,
@@ -118,6 +126,7 @@ impl Triage {
         }
     }
 
+    /// The classifier, when one is loaded.
     pub fn classifier(&self) -> Option<&dyn Classify> {
         self.classifier.as_deref()
     }

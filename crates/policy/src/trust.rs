@@ -13,9 +13,13 @@ use crate::clock::now_rfc3339;
 /// What of a call's context is believed, given who sent it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Admitted<'a> {
+    /// `context.user_role`, if the caller may assert it.
     pub user_role: Option<&'a str>,
+    /// `context.user_id`, if the caller may assert it.
     pub user_id: Option<&'a str>,
+    /// `context.oauth_provider`, if the caller may assert it.
     pub oauth_provider: Option<&'a str>,
+    /// `context.oauth_id`, if the caller may assert it.
     pub oauth_id: Option<&'a str>,
     /// The time every time-based rule judges against (RFC 3339): the host's
     /// clock, or an internal caller's `context.timestamp`.

@@ -41,14 +41,19 @@ pub struct ArtifactCache {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CacheMiss {
+    /// Nothing is cached for this component and engine.
     #[error("no entry")]
     Absent,
+    /// A file of the entry could not be read.
     #[error("cannot read the entry: {0}")]
     Io(#[from] std::io::Error),
+    /// A file of the entry is not a regular file of ours that only we may write.
     #[error("the entry is not trusted: {0}")]
     Untrusted(String),
+    /// The record is not ours, or the artifact does not match it (length or BLAKE3 digest).
     #[error("the entry is corrupt: {0}")]
     Corrupt(String),
+    /// wasmtime would not load the artifact (another engine configuration, say).
     #[error("wasmtime refused the entry: {0}")]
     Refused(String),
 }
@@ -64,6 +69,7 @@ impl ArtifactCache {
         ArtifactCache::new(data_dir.join("compiled"))
     }
 
+    /// The directory the entries are kept in.
     pub fn dir(&self) -> &Path {
         &self.dir
     }

@@ -83,7 +83,9 @@ pub struct SandboxEngine {
 /// A compiled component and where it came from.
 #[derive(Clone)]
 pub struct Compiled {
+    /// The component, ready to pre-instantiate.
     pub component: Component,
+    /// Whether it came from memory, the disk cache or a compilation now.
     pub origin: CompiledFrom,
 }
 
@@ -233,6 +235,7 @@ impl SandboxEngine {
         self.compiled.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// The wasmtime engine every provider is compiled and run by.
     pub fn engine(&self) -> &Engine {
         &self.engine
     }

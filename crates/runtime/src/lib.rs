@@ -3,6 +3,8 @@
 //! failures, inspection and classifiers. It owns the provider spec and limits
 //! types; it knows nothing of the policy.
 
+#![deny(missing_docs)]
+
 pub mod artifact_cache;
 pub mod builtin;
 pub mod data_dir;

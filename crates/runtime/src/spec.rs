@@ -29,6 +29,7 @@ pub struct ProviderSpec {
     /// into `config` under their key: `{passport: passport.json}`.
     #[serde(default)]
     pub config_files: std::collections::BTreeMap<String, PathBuf>,
+    /// The sandbox limits (`limits:`); absent keys take their defaults.
     #[serde(default)]
     pub limits: Limits,
     /// What this provider's failures mean: `deny` or `allow` (fail open, for
@@ -49,8 +50,10 @@ pub struct ProviderSpec {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
+    /// Runs in the provider chain and gives a decision on every call.
     #[default]
     Guardrail,
+    /// Exports the classifier world; consulted by risk triage only.
     Classifier,
 }
 
@@ -65,8 +68,11 @@ pub const MAX_CONFIG_FILE_BYTES: u64 = InputKind::ConfigFile.limit();
 #[derive(Debug, thiserror::Error)]
 #[error("config_files.{key}: {path}: {message}")]
 pub struct ConfigFileError {
+    /// The `config_files` key.
     pub key: String,
+    /// The file's path, as resolved.
     pub path: String,
+    /// Why it could not be read or parsed.
     pub message: String,
 }
 
@@ -104,8 +110,10 @@ impl ProviderSpec {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum InstanceMode {
+    /// Instances are configured once and reused, kept warm in the pool.
     #[default]
     Warm,
+    /// A new instance for every call: nothing carries over between calls.
     Fresh,
 }
 
@@ -165,6 +173,7 @@ impl Limits {
         Ok(())
     }
 
+    /// `timeout_ms` as a duration.
     pub fn timeout(&self) -> std::time::Duration {
         std::time::Duration::from_millis(self.timeout_ms)
     }
@@ -182,6 +191,7 @@ impl Limits {
         timeout.saturating_add(in_guest.saturating_mul(2))
     }
 
+    /// `memory_mb` in bytes.
     pub fn memory_bytes(&self) -> usize {
         (self.memory_mb as usize) << 20
     }

@@ -11,7 +11,9 @@ use crate::decision::OnError;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ProviderDigest {
+    /// The provider's name in the config.
     pub name: String,
+    /// The component's SHA-256, hex.
     pub digest: String,
 }
 
@@ -23,7 +25,9 @@ pub struct ReloadReport {
     pub generation: u64,
     /// The generation it replaced.
     pub previous_generation: u64,
+    /// The set now serving.
     pub providers: Vec<ProviderDigest>,
+    /// The set it replaced.
     pub previous_providers: Vec<ProviderDigest>,
     /// The SHA-256 of the config file that was applied.
     pub config_sha256: String,
@@ -55,8 +59,11 @@ pub struct Limits {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PoolUsage {
+    /// The most instances the pool keeps (`pool_size`).
     pub capacity: u64,
+    /// Instances alive now, idle or serving a call.
     pub live: u64,
+    /// Instances alive and free for the next call.
     pub idle: u64,
 }
 
@@ -68,13 +75,19 @@ pub struct ProviderStatus {
     pub name: String,
     /// What the component says it is.
     pub provider: String,
+    /// The version the component reports.
     pub version: String,
+    /// The component's SHA-256, hex.
     pub digest: String,
     /// Where the component was loaded from.
     pub source: String,
+    /// Its sandbox limits.
     pub limits: Limits,
+    /// What its failure becomes.
     pub on_error: OnError,
+    /// When this provider was loaded (RFC 3339, UTC).
     pub loaded_since: String,
+    /// Its instance pool right now.
     pub pool: PoolUsage,
 }
 
@@ -82,10 +95,13 @@ pub struct ProviderStatus {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ProviderList {
+    /// The generation of the set serving; a later set has a larger one.
     pub generation: u64,
+    /// When the set was loaded (RFC 3339, UTC).
     pub loaded_at: String,
     /// `guardrails.enabled`.
     pub enabled: bool,
+    /// The providers, in the order the config lists them (the pipeline's order).
     pub providers: Vec<ProviderStatus>,
 }
 
@@ -95,6 +111,7 @@ pub struct ProviderList {
 pub struct Health {
     /// `ok`.
     pub status: String,
+    /// The generation of the set serving.
     pub generation: u64,
     /// How many providers the live set has.
     pub providers: u64,

@@ -36,7 +36,10 @@ pub const MAX_GRANT_MINUTES: u64 = 24 * 60;
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ModelResponse {
+    /// The AI message: its tool calls and the other surfaces that mention them.
     pub message: AiMessage,
+    /// The run's context (thread, run, interaction mode, ...); keys the caller may not set are
+    /// dropped with a notice.
     #[serde(default)]
     pub context: CallContext,
 }
@@ -66,6 +69,7 @@ pub enum RunState {
 }
 
 impl RunState {
+    /// The state as the wire spells it (`running`, `waiting_for_input`).
     pub fn as_str(self) -> &'static str {
         match self {
             RunState::Running => "running",
@@ -92,8 +96,11 @@ pub enum CallStatus {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum DecisionKind {
+    /// Run the call as the model asked.
     Approve,
+    /// Do not run the call; the model is told why.
     Reject,
+    /// Run the call with the human's arguments, judged again first.
     Edit,
 }
 
@@ -103,8 +110,11 @@ pub enum DecisionKind {
 pub struct CallOutcome {
     /// The call's position in the message as the harness sent it.
     pub index: usize,
+    /// The model's tool call id; null when the message gave none.
     pub id: Option<String>,
+    /// The tool's name, as the model called it.
     pub name: String,
+    /// Whether the call runs, is denied, or waits for a human.
     pub status: CallStatus,
     /// The call was removed from every surface of the message, because no
     /// answer could be matched to it by id.
@@ -123,6 +133,7 @@ pub struct CallOutcome {
     /// text the harness shows in its place).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Why: every stage's reasons, the deciding one first.
     pub reasons: Vec<Reason>,
     /// The stage whose opinion decided (`provider:<name>`, `approval`, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -133,9 +144,13 @@ pub struct CallOutcome {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ApprovalRequest {
+    /// The id a human's decision names (`req_…`), unique within its approval.
     pub request_id: String,
+    /// The model's tool call id; null when the message gave none.
     pub tool_call_id: Option<String>,
+    /// The tool's name, as the model called it.
     pub tool_name: String,
+    /// The arguments the call would run with.
     pub args: Value,
     /// Why it needs a human (the approval list entry, or the stage that asked).
     pub reasons: Vec<Reason>,
@@ -145,8 +160,11 @@ pub struct ApprovalRequest {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct GateOutcome {
+    /// The thread the message belongs to.
     pub thread_id: String,
+    /// The run that sent the message.
     pub run_id: String,
+    /// Whether the run goes on or waits for a human.
     pub run_state: RunState,
     /// The approval a human must answer, when the run paused.
     pub approval_id: Option<String>,
@@ -156,6 +174,7 @@ pub struct GateOutcome {
     pub calls: Vec<CallOutcome>,
     /// The message with every removed call gone from every surface.
     pub message: AiMessage,
+    /// The interaction mode the calls were judged under.
     pub interaction_mode: InteractionMode,
     /// The provider set that judged the calls.
     pub generation: u64,
@@ -169,10 +188,13 @@ pub struct GateOutcome {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Resolution {
+    /// The approval that was answered.
     pub approval_id: String,
+    /// The thread that paused.
     pub thread_id: String,
     /// The run that paused.
     pub run_id: String,
+    /// What resolved it: a resume, a clear or an expiry.
     pub resolved_by: ResolvedBy,
     /// The human who answered (or cleared); absent for an expiry.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -189,7 +211,9 @@ pub struct Resolution {
     /// Identifies this consumption of the approval; a failed hand-off restores
     /// the approval with it.
     pub consumption_id: String,
+    /// When it was resolved (RFC 3339, UTC).
     pub resolved_at: String,
+    /// `running` once resolved: no call is pending any more.
     pub run_state: RunState,
     /// Every call of the paused message, in order; none is pending.
     pub calls: Vec<CallOutcome>,
@@ -202,25 +226,32 @@ pub struct Resolution {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ApprovalView {
+    /// The approval's id (`apr_…`), unique in the store.
     pub approval_id: String,
     /// The principal (token) whose thread paused.
     pub principal: String,
+    /// The thread that paused.
     pub thread_id: String,
+    /// The run that paused.
     pub run_id: String,
+    /// Pending, or how it was resolved.
     pub status: ApprovalStatus,
     /// `waiting_for_input` while pending; absent once resolved.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_state: Option<RunState>,
+    /// When the run paused (RFC 3339, UTC).
     pub created_at: String,
     /// When it expires unanswered (`hitl_approval.expire_after`); absent: never.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<String>,
+    /// The calls waiting for a human (also kept once resolved).
     pub requests: Vec<ApprovalRequest>,
     /// Why this pause cannot take per-call decisions (a pause stored by an older
     /// release with a null or shared id). It resolves by an all-reject or by
     /// `warden approvals clear`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub broken: Vec<String>,
+    /// How it was resolved, once it was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolution: Option<Resolution>,
 }
@@ -229,7 +260,9 @@ pub struct ApprovalView {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ApprovalPage {
+    /// The thread whose approvals these are.
     pub thread_id: String,
+    /// Its approvals, oldest first.
     pub approvals: Vec<ApprovalView>,
 }
 
@@ -246,8 +279,11 @@ pub struct ApprovalPage {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ResumeRequest {
+    /// One decision per pending request, each naming its `request_id` once; exclusive with
+    /// `reject_all`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decisions: Option<Vec<RequestDecision>>,
+    /// Reject every pending request at once; exclusive with `decisions`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reject_all: Option<RejectAll>,
     /// The run that carries the answered calls on, to which the journal
@@ -273,7 +309,9 @@ pub struct ResumeRequest {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RequestDecision {
+    /// The pending request this decides (`req_…`).
     pub request_id: String,
+    /// Approve, reject or edit.
     pub decision: DecisionKind,
     /// An edit's new arguments (a JSON object); judged again before the call runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -331,6 +369,7 @@ impl RequestDecision {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RejectAll {
+    /// Why, told to the model with every rejected call; at most 4096 bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }
@@ -471,6 +510,7 @@ pub struct ClearRequest {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RevokeRequest {
+    /// The human, when a relay token revokes; an approver revokes in its own name.
     #[serde(default)]
     pub reviewer: Option<String>,
 }
@@ -526,31 +566,45 @@ impl GrantRequest {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum GrantTarget {
     /// Exactly this call: the tool, and the SHA-256 of its canonical arguments.
-    Call { tool: String, args_sha256: String },
+    Call {
+        /// The tool's name.
+        tool: String,
+        /// The hex SHA-256 of the arguments' canonical JSON (RFC 8785).
+        args_sha256: String,
+    },
     /// The calls this permission rule matches.
-    Rule { rule: String },
+    Rule {
+        /// The permission rule, as the approver wrote it (`Bash(git push *)`).
+        rule: String,
+    },
 }
 
 /// A standing grant, as stored and listed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Grant {
+    /// The grant's id, as `GET /v1/grants` lists it and the revoke route names it.
     pub grant_id: String,
     /// The principal whose calls it allows.
     pub principal: String,
     /// The thread it holds on; `None` for every thread of the principal.
     pub thread_id: Option<String>,
+    /// The calls it allows.
     pub target: GrantTarget,
     /// The approval it was given with, and who gave it.
     pub approval_id: String,
+    /// The human who approved with it.
     pub granted_by: String,
+    /// When it was given (RFC 3339, UTC).
     pub created_at: String,
+    /// When it stops holding (RFC 3339, UTC); the same instant as `expires_at_ms`.
     pub expires_at: String,
     /// Milliseconds since the epoch, for the store's comparisons.
     pub expires_at_ms: i64,
     /// When it was revoked, and by whom.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revoked_at: Option<String>,
+    /// Who revoked it (the human, or the token's name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revoked_by: Option<String>,
 }
@@ -559,6 +613,7 @@ pub struct Grant {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct GrantList {
+    /// The grants asked for: those that hold, or also the expired and revoked ones.
     pub grants: Vec<Grant>,
 }
 
@@ -568,6 +623,7 @@ pub struct GrantList {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct InteractionQuery {
+    /// The run's context, as a call would carry it.
     #[serde(default)]
     pub context: CallContext,
     /// The harness's tools; absent: only the withheld ones are listed.
@@ -606,6 +662,7 @@ pub enum NetworkRequests {
 // The document's `InteractionReport` is the daemon's answer, with the caller.
 #[cfg_attr(feature = "schema", schemars(rename = "InteractionPolicy"))]
 pub struct InteractionReport {
+    /// The interaction mode the run is in.
     pub mode: InteractionMode,
     /// A human can be asked during this run: an ask pauses rather than denies.
     pub can_ask_human: bool,
@@ -635,6 +692,7 @@ pub struct InteractionReport {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[cfg_attr(feature = "schema", schemars(rename = "InteractionReport"))]
 pub struct InteractionAnswer {
+    /// The resolved policy, flattened into the answer's object.
     #[serde(flatten)]
     pub report: InteractionReport,
     /// The token that asked: its name and role.

@@ -48,7 +48,9 @@ pub enum Tool {
     /// An MCP tool: the call list names it `mcp__<server>__<name>`, as Claude
     /// Code and Warden's rules do, from the entry's server key and name key.
     Mcp {
+        /// The key of the MCP server's name.
         server: &'static str,
+        /// The key of the tool's name on that server.
         name: &'static str,
     },
     /// A built-in tool whose entry carries no name: the call list names it
@@ -279,9 +281,17 @@ pub enum Found<'a> {
     /// A call in a known format.
     Call(Call<'a>),
     /// An object that names a tool (`tool`) and arguments in no known format.
-    Unknown { pointer: String, tool: String },
+    Unknown {
+        /// Where it is in its block (JSON Pointer).
+        pointer: String,
+        /// The tool it names.
+        tool: String,
+    },
     /// Containers nested past [`MAX_DEPTH`], not searched.
-    TooDeep { pointer: String },
+    TooDeep {
+        /// Where the unsearched container is (JSON Pointer).
+        pointer: String,
+    },
 }
 
 impl Found<'_> {
@@ -297,6 +307,7 @@ impl Found<'_> {
 /// A call in a known format: the object that holds its fields.
 #[derive(Debug)]
 pub struct Call<'a> {
+    /// The format the entry is in.
     pub format: &'static Format,
     /// Where the entry is in its block (JSON Pointer), empty for the block itself.
     pub pointer: String,

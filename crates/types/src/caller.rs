@@ -35,13 +35,18 @@ pub enum Caller {
 /// may do what by it, so only a caller trusted to say it is believed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Attribution {
+    /// `user_role`: the role rules and providers grant by.
     UserRole,
+    /// `user_id`: the human on whose behalf the agent acts.
     UserId,
+    /// `oauth_provider`: who authenticated the user.
     OauthProvider,
+    /// `oauth_id`: the user's id at that provider.
     OauthId,
 }
 
 impl Attribution {
+    /// Every attribution field, in the order listings name them.
     pub const ALL: [Attribution; 4] = [
         Attribution::UserRole,
         Attribution::UserId,
@@ -59,6 +64,7 @@ impl Attribution {
         }
     }
 
+    /// The field named as requests spell it; `None` for any other name.
     pub fn parse(text: &str) -> Option<Attribution> {
         Attribution::ALL.into_iter().find(|a| a.as_str() == text)
     }
@@ -99,21 +105,27 @@ impl std::str::FromStr for Attribution {
 pub struct Asserts(u8);
 
 impl Asserts {
+    /// Believed on no attribution field (a plain agent).
     pub const NONE: Asserts = Asserts(0);
+    /// Believed on every attribution field (an internal caller).
     pub const ALL: Asserts = Asserts(0b1111);
 
+    /// Whether the field is among them.
     pub fn contains(self, field: Attribution) -> bool {
         self.0 & field.bit() != 0
     }
 
+    /// These fields and `field`.
     pub fn with(self, field: Attribution) -> Asserts {
         Asserts(self.0 | field.bit())
     }
 
+    /// True when no field is among them.
     pub fn is_empty(self) -> bool {
         self.0 == 0
     }
 
+    /// The fields, in [`Attribution::ALL`]'s order.
     pub fn iter(self) -> impl Iterator<Item = Attribution> {
         Attribution::ALL
             .into_iter()

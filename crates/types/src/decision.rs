@@ -9,12 +9,16 @@ use serde_json::{Map, Value};
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
+    /// The call may run.
     Allow,
+    /// A human must approve the call first; where nobody can be asked, a deny.
     Ask,
+    /// The call must not run.
     Deny,
 }
 
 impl Verdict {
+    /// The verdict as the wire spells it (`allow`, `ask`, `deny`).
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Allow => "allow",
@@ -36,12 +40,15 @@ impl std::fmt::Display for Verdict {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Reason {
+    /// A stable, machine-readable code (`warden.*` for the host's, a provider's own otherwise).
     pub code: String,
+    /// For a human; may be empty.
     #[serde(default)]
     pub message: String,
 }
 
 impl Reason {
+    /// A reason with this code and message.
     pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
         Reason {
             code: code.into(),
@@ -54,13 +61,18 @@ impl Reason {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Decision {
+    /// The verdict.
     pub verdict: Verdict,
+    /// Why, most important first.
     pub reasons: Vec<Reason>,
+    /// The policy that decided, when the stage names one.
     pub policy_id: Option<String>,
+    /// Free-form facts for the caller and the audit log (a passport's id, a failure's detail code).
     pub metadata: Map<String, Value>,
 }
 
 impl Decision {
+    /// A decision with no policy id and no metadata.
     pub fn new(verdict: Verdict, reasons: Vec<Reason>) -> Self {
         Decision {
             verdict,
@@ -70,28 +82,34 @@ impl Decision {
         }
     }
 
+    /// An allow with one reason.
     pub fn allow(code: &str, message: impl Into<String>) -> Self {
         Decision::new(Verdict::Allow, vec![Reason::new(code, message)])
     }
 
+    /// An ask with one reason.
     pub fn ask(code: &str, message: impl Into<String>) -> Self {
         Decision::new(Verdict::Ask, vec![Reason::new(code, message)])
     }
 
+    /// A deny with one reason.
     pub fn deny(code: &str, message: impl Into<String>) -> Self {
         Decision::new(Verdict::Deny, vec![Reason::new(code, message)])
     }
 
+    /// Names the policy that decided.
     pub fn with_policy(mut self, policy_id: impl Into<String>) -> Self {
         self.policy_id = Some(policy_id.into());
         self
     }
 
+    /// Adds one metadata entry, replacing the key's earlier value.
     pub fn with_meta(mut self, key: &str, value: impl Into<Value>) -> Self {
         self.metadata.insert(key.to_string(), value.into());
         self
     }
 
+    /// True for an allow.
     pub fn is_allow(&self) -> bool {
         self.verdict == Verdict::Allow
     }

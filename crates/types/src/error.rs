@@ -12,8 +12,11 @@ use crate::resolved::{ApprovalStatus, ResolvedBy};
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PendingRequest {
+    /// The request's id within its approval (`req_…`), as a decision names it.
     pub request_id: String,
+    /// The model's tool call id; null when the message gave none.
     pub tool_call_id: Option<String>,
+    /// The tool's name, as the model called it.
     pub tool_name: String,
 }
 
@@ -32,6 +35,7 @@ pub struct Mismatch {
 }
 
 impl Mismatch {
+    /// True when the decisions name exactly the pending requests, once each.
     pub fn is_empty(&self) -> bool {
         self.missing.is_empty()
             && self.extra.is_empty()
@@ -77,34 +81,55 @@ pub enum ApprovalError {
         describe(requests)
     )]
     ApprovalPending {
+        /// The thread that waits.
         thread_id: String,
+        /// The pending approval to answer first.
         approval_id: String,
+        /// The run that paused.
         run_id: String,
+        /// The calls waiting for a human.
         requests: Vec<PendingRequest>,
     },
     /// The approval was resolved first, by another resume or by a clear.
     #[error("approval {approval_id} is already {} ({}); another resume won", status.as_str(), by(resolved_by))]
     AlreadyResolved {
+        /// The approval asked for.
         approval_id: String,
+        /// How it ended.
         status: ApprovalStatus,
+        /// What resolved it; `None` when the store does not say.
         resolved_by: Option<ResolvedBy>,
     },
+    /// The thread has no such approval (or, with no id, no approval at all).
     #[error("thread '{thread_id}' has no approval{}", approval_id.as_deref().map(|id| format!(" {id}")).unwrap_or_default())]
     NotFound {
+        /// The thread asked about.
         thread_id: String,
+        /// The approval asked for; `None` when the request named none.
         approval_id: Option<String>,
     },
+    /// No grant has this id.
     #[error("there is no grant {grant_id}")]
-    GrantNotFound { grant_id: String },
+    GrantNotFound {
+        /// The grant asked for.
+        grant_id: String,
+    },
     /// The decisions do not name exactly the pending requests, once each.
     #[error("decisions do not match the pending requests of approval {approval_id}: {mismatch}")]
     DecisionMismatch {
+        /// The approval answered.
         approval_id: String,
+        /// How the decisions differ from its pending requests.
         mismatch: Mismatch,
     },
     /// The resume body is malformed at `field`.
     #[error("{field}: {message}")]
-    InvalidDecision { field: String, message: String },
+    InvalidDecision {
+        /// Where in the body (`decisions[0].args`, `reject_all.message`, `<body>`).
+        field: String,
+        /// What is wrong there.
+        message: String,
+    },
     /// A pause stored (by an older release) with calls that cannot carry a
     /// decision: it can only be rejected as a whole.
     #[error(
@@ -112,8 +137,11 @@ pub enum ApprovalError {
         problems.join("; ")
     )]
     BrokenPause {
+        /// The thread that paused.
         thread_id: String,
+        /// The broken pause.
         approval_id: String,
+        /// What is wrong with each of its calls.
         problems: Vec<String>,
     },
     /// The resume was consumed but its run could not be handed over.
@@ -122,8 +150,11 @@ pub enum ApprovalError {
         if *restored { "the approval is pending again and the resume can be retried" } else { "the approval could not be restored" }
     )]
     HandOff {
+        /// The approval resumed.
         approval_id: String,
+        /// Why the hand-off failed.
         message: String,
+        /// True when the approval is pending again, so the resume can be retried.
         restored: bool,
     },
     /// Several principals each have a pending approval on this thread id; the
@@ -133,7 +164,9 @@ pub enum ApprovalError {
         principals.join(", ")
     )]
     AmbiguousThread {
+        /// The thread named.
         thread_id: String,
+        /// The principals with a pending approval on it.
         principals: Vec<String>,
     },
     /// The caller's token may not answer approvals: only approvers (and a
@@ -141,19 +174,33 @@ pub enum ApprovalError {
     #[error(
         "the token '{token}' ({role}) may not answer approvals: that needs an approver token, or a token with `relay: true` naming the human in `reviewer`"
     )]
-    ApproverRequired { token: String, role: String },
+    ApproverRequired {
+        /// The token's name.
+        token: String,
+        /// The token's role.
+        role: String,
+    },
     /// An approver named another human than itself.
     #[error(
         "the approver token '{token}' answers in its own name; `reviewer` '{reviewer}' is not it (only a relay token names someone else)"
     )]
-    ReviewerMismatch { token: String, reviewer: String },
+    ReviewerMismatch {
+        /// The approver token's name.
+        token: String,
+        /// The reviewer the body named.
+        reviewer: String,
+    },
     /// A relay named a human it is not granted to name (its `reviewers:`).
     #[error("the relay token '{token}' may not name '{reviewer}' as the reviewer: {why}")]
     ReviewerNotGranted {
+        /// The relay token's name.
         token: String,
+        /// The reviewer the body named.
         reviewer: String,
+        /// Why the relay may not name them.
         why: String,
     },
+    /// The approval store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -180,6 +227,7 @@ fn by(resolved_by: &Option<ResolvedBy>) -> String {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[cfg_attr(feature = "schema", schemars(rename = "Error"))]
 pub struct ErrorBody {
+    /// What went wrong.
     pub error: ErrorDetail,
 }
 
@@ -189,6 +237,7 @@ pub struct ErrorBody {
 pub struct ErrorDetail {
     /// A stable, machine-readable code (`invalid_request`, `approval_pending`, ...).
     pub code: String,
+    /// For a human: what failed, and what to do about it.
     pub message: String,
     /// The structured part of the error, for programs; absent when there is none.
     #[serde(default, skip_serializing_if = "Value::is_null")]
@@ -290,6 +339,7 @@ impl ApprovalError {
         }
     }
 
+    /// The JSON error body for this error, as every route answers it.
     pub fn body(&self) -> ErrorBody {
         ErrorBody {
             error: ErrorDetail {
@@ -305,29 +355,51 @@ impl ApprovalError {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
+    /// The store's database could not be opened or created.
     #[error("cannot open the approval store {path}: {message}")]
-    Open { path: String, message: String },
+    Open {
+        /// The database file.
+        path: String,
+        /// Why it could not be opened.
+        message: String,
+    },
+    /// The store was written by a newer Warden, whose schema this one does not know.
     #[error(
         "the approval store {path} has schema version {found}; this Warden understands up to {supported}"
     )]
     Schema {
+        /// The database file.
         path: String,
+        /// The schema version the file has.
         found: i64,
+        /// The newest schema version this Warden reads.
         supported: i64,
     },
+    /// The database failed a statement; the message is the database's.
     #[error("approval store: {0}")]
     Database(String),
     /// Another connection or process held the lock past the busy timeout;
     /// nothing was changed.
     #[error("approval store: busy (another process holds its lock): {message}")]
-    Busy { message: String },
-    #[error("approval store: record {approval_id} is unreadable: {message}")]
-    Corrupt {
-        approval_id: String,
+    Busy {
+        /// The database's message.
         message: String,
     },
+    /// A stored approval's body does not parse.
+    #[error("approval store: record {approval_id} is unreadable: {message}")]
+    Corrupt {
+        /// The approval whose record is unreadable.
+        approval_id: String,
+        /// Why it does not parse.
+        message: String,
+    },
+    /// A failed hand-off could not put its approval back to pending, because a
+    /// newer pause holds the thread.
     #[error(
         "approval store: approval {approval_id} cannot be restored: its thread has another pending approval"
     )]
-    RestoreBlocked { approval_id: String },
+    RestoreBlocked {
+        /// The approval that stays consumed.
+        approval_id: String,
+    },
 }

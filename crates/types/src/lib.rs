@@ -8,6 +8,8 @@
 //! serde only, so that it builds for `wasm32-wasip2` and a provider can use
 //! the codes.
 
+#![deny(missing_docs)]
+
 pub mod admin;
 pub mod approval;
 pub mod call_formats;

@@ -42,7 +42,9 @@ pub struct ModelToolCall {
     /// The model's id for the call; null when the model gave none.
     #[serde(default)]
     pub id: Option<String>,
+    /// The tool's name.
     pub name: String,
+    /// The arguments, a JSON object (`{}` when absent).
     #[serde(default = "empty_object")]
     pub args: Value,
     /// LangChain's `"type": "tool_call"`, kept as sent.
@@ -76,7 +78,12 @@ pub enum Unaddressable {
     EmptyId,
     /// Other calls of the same message use the same id; an answer by id would
     /// answer them all.
-    SharedId { id: String, tools: Vec<String> },
+    SharedId {
+        /// The shared id.
+        id: String,
+        /// The tools of the calls that share it, in message order.
+        tools: Vec<String>,
+    },
 }
 
 impl Unaddressable {
@@ -94,6 +101,7 @@ impl Unaddressable {
         format!("{why}, so no answer can be matched to it; it was removed from the response")
     }
 
+    /// The reason code a removed call's rejection carries (`warden.unaddressable_call`).
     pub fn code(&self) -> &'static str {
         "warden.unaddressable_call"
     }

@@ -29,6 +29,7 @@ use crate::codes;
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ToolCall {
+    /// The tool the model called: 1 to 256 bytes, no whitespace or control characters.
     pub tool_name: String,
     /// The tool's arguments, a JSON object.
     #[serde(default = "empty_object")]
@@ -36,6 +37,7 @@ pub struct ToolCall {
     /// The model's id for this call. Taken from the call, never from the context.
     #[serde(default)]
     pub tool_call_id: Option<String>,
+    /// What the harness knows of the run; keys the caller may not set are dropped with a notice.
     #[serde(default)]
     pub context: CallContext,
 }
@@ -49,20 +51,29 @@ fn empty_object() -> Value {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CallContext {
+    /// The agent that made the call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_id: Option<String>,
+    /// The conversation the call belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thread_id: Option<String>,
+    /// The run (one agent turn) that made the call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
+    /// Attribution: the user the agent acts for; believed only from a caller that may assert it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_id: Option<String>,
+    /// Attribution: the user's role, which rules match on; believed only from a caller that may
+    /// assert it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_role: Option<String>,
+    /// Attribution: who authenticated the user; believed only from a caller that may assert it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oauth_provider: Option<String>,
+    /// Attribution: the user's id at that provider; believed only from a caller that may assert it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oauth_id: Option<String>,
+    /// The call comes from a subagent, which never asks a human: an ask is a deny.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_subagent: bool,
     /// When the call was made (RFC 3339), as the caller says: recorded; the
@@ -92,7 +103,7 @@ pub struct CallContext {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub can_resume: Option<bool>,
     /// Internal callers only: where the run was started (`web`, `sdk`, `im`,
-    /// `extension`, `mcp_notification`); see `approval::RunOrigin`.
+    /// `extension`, `mcp_notification`); see `warden_policy::origin::RunOrigin`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_origin: Option<String>,
 }
@@ -101,31 +112,65 @@ pub struct CallContext {
 #[derive(Debug, thiserror::Error, PartialEq)]
 #[non_exhaustive]
 pub enum RequestError {
+    /// The body is larger than the route accepts.
     #[error("request body is {size} bytes; the limit is {limit} bytes")]
-    TooLarge { size: usize, limit: usize },
+    TooLarge {
+        /// Its size, in bytes.
+        size: usize,
+        /// The route's limit, in bytes.
+        limit: usize,
+    },
+    /// The body is not JSON.
     #[error("request is not valid JSON: {message} (line {line}, column {column})")]
     Syntax {
+        /// The parser's message.
         message: String,
+        /// Where, 1-based.
         line: usize,
+        /// Where in the line, 1-based.
         column: usize,
     },
+    /// A field the harness controls is missing, of the wrong type, or invalid.
     #[error("request field `{field}`: {message}")]
-    Field { field: String, message: String },
+    Field {
+        /// Where (`context.thread_id`, `<body>`, ...).
+        field: String,
+        /// What is wrong there.
+        message: String,
+    },
+    /// Arrays and objects nested deeper than the limit.
     #[error("the request nests JSON deeper than {limit} levels")]
-    TooDeep { limit: usize },
+    TooDeep {
+        /// The deepest nesting accepted.
+        limit: usize,
+    },
     /// An object names a key twice: parsers disagree on which value counts.
     #[error("ambiguous request: {0}")]
     DuplicateKey(String),
+    /// The tool name is empty, too long, or holds whitespace or control characters.
     #[error("tool_name: {0}")]
     ToolName(String),
+    /// `tool_input` is not a JSON object.
     #[error("tool_input must be a JSON object")]
     ToolInput,
+    /// An id or path of the call or its context is too long or holds control characters.
     #[error("{field}: {message}")]
-    Id { field: String, message: String },
+    Id {
+        /// Which (`tool_call_id`, `context.thread_id`, `context.cwd`, ...).
+        field: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// `context.interaction_mode` names no mode.
     #[error(
         "context.interaction_mode: invalid interaction_mode '{given}'; expected one of: {expected}"
     )]
-    UnknownInteractionMode { given: String, expected: String },
+    UnknownInteractionMode {
+        /// The value given.
+        given: String,
+        /// The modes, comma-separated.
+        expected: String,
+    },
 }
 
 impl RequestError {

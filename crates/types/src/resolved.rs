@@ -9,11 +9,16 @@ use serde::{Deserialize, Serialize};
 #[serde(tag = "by", rename_all = "snake_case")]
 pub enum ResolvedBy {
     /// A resume, attributed to the run that carries the paused calls on.
-    Resume { run_id: String },
+    Resume {
+        /// The run that carries the answered calls on.
+        run_id: String,
+    },
     /// An operator's clear (`warden approvals clear`, the clear route, the
     /// console's reject-all): every pending call rejected.
     Clear {
+        /// Who cleared: the operator's or the relayed human's name.
         actor: String,
+        /// Why, as the clear gave it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
     },
@@ -52,6 +57,7 @@ pub enum ApprovalStatus {
 }
 
 impl ApprovalStatus {
+    /// The status as the wire and the store spell it (`pending`, `resumed`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
             ApprovalStatus::Pending => "pending",
@@ -61,6 +67,7 @@ impl ApprovalStatus {
         }
     }
 
+    /// The status spelled so; `None` for any other text.
     pub fn parse(text: &str) -> Option<Self> {
         [
             ApprovalStatus::Pending,

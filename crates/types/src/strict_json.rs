@@ -20,16 +20,27 @@ pub enum JsonProblem {
     /// Not JSON: a syntax error, `NaN`, a lone surrogate, a number out of range.
     #[error("the body is not valid JSON: {message} (line {line}, column {column})")]
     Syntax {
+        /// The parser's message.
         message: String,
+        /// Where, 1-based.
         line: usize,
+        /// Where in the line, 1-based.
         column: usize,
     },
     /// Arrays and objects nested deeper than the limit.
     #[error("the body nests JSON deeper than the limit of {limit} levels")]
-    TooDeep { limit: usize },
+    TooDeep {
+        /// The deepest nesting accepted.
+        limit: usize,
+    },
     /// An object names the same key twice (after unescaping).
     #[error("the key '{key}' appears more than once in the object at {path}")]
-    DuplicateKey { path: String, key: String },
+    DuplicateKey {
+        /// Where the object is, as a key path (`tool_input.x[0]`).
+        path: String,
+        /// The repeated key.
+        key: String,
+    },
 }
 
 /// Checks `json`: valid, no deeper than `max_depth`, no duplicate key anywhere.

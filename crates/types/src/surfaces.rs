@@ -35,11 +35,14 @@ pub struct SurfaceMismatch {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Surface {
+    /// The provider's raw tool-call payload (`AiMessage::raw_tool_calls`).
     RawToolCalls,
+    /// The message's content blocks (`AiMessage::content`).
     Content,
 }
 
 impl Surface {
+    /// The surface as the wire spells it (`raw_tool_calls`, `content`).
     pub fn as_str(self) -> &'static str {
         match self {
             Surface::RawToolCalls => "raw_tool_calls",

@@ -90,7 +90,9 @@ pub enum Effect {
 /// How strict the verdict on an effect is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Severity {
+    /// A human should approve the call.
     Ask,
+    /// The call must not run.
     Deny,
 }
 
@@ -127,6 +129,7 @@ impl Effect {
         }
     }
 
+    /// The effect named so (`disk_write`, ...); `None` for any other name.
     pub fn from_name(name: &str) -> Option<Effect> {
         Effect::ALL.into_iter().find(|e| e.name() == name)
     }
@@ -150,7 +153,9 @@ impl Effect {
 /// One effect found, with what shows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Finding {
+    /// Which effect.
     pub effect: Effect,
+    /// What shows it, in words for a reason's message (`connects a shell to /dev/tcp/…`).
     pub message: String,
 }
 

@@ -7,7 +7,9 @@ use crate::path::{canonicalize, comparison_form};
 /// relative path is not a system directory.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Places<'a> {
+    /// The caller's home directory, for `~` and `$HOME`.
     pub home: Option<&'a str>,
+    /// The working directory relative paths resolve against.
     pub cwd: Option<&'a str>,
 }
 

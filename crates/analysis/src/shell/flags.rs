@@ -182,6 +182,7 @@ impl FlagSet {
         FlagSet(flags)
     }
 
+    /// Whether `flag` is in the set, in its normalised spelling (`--recursive`, not `-r`).
     pub fn contains(&self, flag: &str) -> bool {
         self.0.binary_search_by(|f| f.as_str().cmp(flag)).is_ok()
     }
@@ -191,10 +192,12 @@ impl FlagSet {
         other.0.iter().all(|f| self.contains(f))
     }
 
+    /// True when the command has no options.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
+    /// The flags, sorted.
     pub fn iter(&self) -> impl Iterator<Item = &str> {
         self.0.iter().map(String::as_str)
     }

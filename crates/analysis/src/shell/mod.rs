@@ -52,6 +52,7 @@ pub struct Analysis {
 /// A function definition and the commands of its body.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Function {
+    /// The function's name.
     pub name: String,
     /// Indices into [`Analysis::commands`].
     pub commands: std::ops::Range<usize>,
@@ -60,11 +61,13 @@ pub struct Function {
 /// A construct the analysis cannot see through.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Opaque {
+    /// What kind of construct it is.
     pub kind: OpaqueKind,
     /// The text concerned, as far as it is known.
     pub text: String,
 }
 
+/// Why a construct is opaque.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum OpaqueKind {
@@ -112,7 +115,9 @@ pub enum Origin {
 /// A redirection of a simple command.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Redirection {
+    /// The file descriptor written before the operator (`2>`), if any.
     pub fd: Option<u32>,
+    /// The operator.
     pub op: RedirectOp,
     /// The file (or fd for `>&`); for a here-document or here-string, its text.
     pub target: Arg,
@@ -135,7 +140,9 @@ pub struct Command {
     pub wrappers: Vec<String>,
     /// `NAME=value` before the command or set by `env`/`sudo`.
     pub assignments: Vec<(String, Arg)>,
+    /// Its redirections, in the order written.
     pub redirects: Vec<Redirection>,
+    /// Where it sits: the command line itself, a subshell, a substitution, a `bash -c` string, ...
     pub origin: Origin,
     /// The command that runs this one (`bash -c`, `eval`, `xargs`, `find`).
     pub parent: Option<usize>,

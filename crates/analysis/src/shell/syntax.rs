@@ -14,6 +14,7 @@ const MAX_NESTING: usize = 48;
 pub struct ParseError {
     /// Byte offset in the text that was being parsed.
     pub offset: usize,
+    /// What was expected or found there.
     pub message: String,
 }
 
@@ -28,6 +29,7 @@ impl std::error::Error for ParseError {}
 /// A parsed command line: its list of commands and the bodies of its here-documents.
 #[derive(Clone, Debug, Default)]
 pub struct Script {
+    /// The top-level commands.
     pub list: List,
     /// Here-document bodies, indexed by [`Target::HereDoc`].
     pub heredocs: Vec<Word>,
@@ -39,20 +41,27 @@ pub struct Script {
 /// Commands separated by `;`, `&` or newlines.
 #[derive(Clone, Debug, Default)]
 pub struct List {
+    /// The and-or lists, in order.
     pub items: Vec<AndOr>,
 }
 
 /// Pipelines joined by `&&` and `||`; `background` when it ends with `&`.
 #[derive(Clone, Debug)]
 pub struct AndOr {
+    /// The first pipeline.
     pub first: Pipeline,
+    /// Each following pipeline, with the operator that joins it to the one before.
     pub rest: Vec<(Connector, Pipeline)>,
+    /// Ends with `&`: runs in the background.
     pub background: bool,
 }
 
+/// How two pipelines of an and-or list are joined.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Connector {
+    /// `&&`: the next runs if this one succeeded.
     And,
+    /// `||`: the next runs if this one failed.
     Or,
 }
 
@@ -63,27 +72,36 @@ pub struct Pipeline {
     pub negated: bool,
     /// Prefixed by the `time` keyword.
     pub timed: bool,
+    /// The commands, left to right; one for a plain command.
     pub commands: Vec<Command>,
 }
 
+/// A command of a pipeline.
 #[derive(Clone, Debug)]
 pub enum Command {
+    /// Assignments, words and redirections (`FOO=1 cmd arg >out`).
     Simple(SimpleCommand),
+    /// A compound command (`if`, `for`, `( … )`, `{ …; }`, a function definition, ...).
     Compound(Compound),
 }
 
 /// Assignments, words and redirections, in any order.
 #[derive(Clone, Debug, Default)]
 pub struct SimpleCommand {
+    /// `NAME=value` prefixes (or the whole command, when it has no words).
     pub assignments: Vec<Assignment>,
+    /// The command's name and arguments, before expansion.
     pub words: Vec<Word>,
+    /// Redirections, wherever they appeared among the words.
     pub redirects: Vec<Redirect>,
 }
 
 /// `NAME=value`, `NAME+=value` or `NAME=(a b c)`.
 #[derive(Clone, Debug)]
 pub struct Assignment {
+    /// The variable's name.
     pub name: String,
+    /// The value: one word, or an array's words.
     pub value: Vec<Word>,
 }
 
@@ -91,23 +109,35 @@ pub struct Assignment {
 /// `case` subject and patterns, `[[ ]]` operands, arithmetic) and redirections.
 #[derive(Clone, Debug)]
 pub struct Compound {
+    /// Which compound command.
     pub kind: CompoundKind,
+    /// Its lists: an `if`'s conditions and branches in order, a loop's condition and body, a
+    /// `case`'s arms.
     pub bodies: Vec<List>,
+    /// Its own words: a `for` or `select` list, a `case` subject and patterns, `[[ ]]` operands.
     pub words: Vec<Word>,
+    /// Redirections applied to the whole command.
     pub redirects: Vec<Redirect>,
 }
 
+/// The kind of a compound command.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CompoundKind {
     /// `( list )`: runs in a child shell.
     Subshell,
     /// `{ list; }`
     Group,
+    /// `if … then … [elif … then …] [else …] fi`
     If,
+    /// `while list; do list; done`
     While,
+    /// `until list; do list; done`
     Until,
+    /// `for name [in words]; do list; done` (and the arithmetic `for (( … ))`).
     For,
+    /// `select name [in words]; do list; done`
     Select,
+    /// `case word in pattern) list;; … esac`
     Case,
     /// `[[ … ]]`
     Test,
@@ -123,11 +153,15 @@ pub enum CompoundKind {
 /// A redirection: `[fd]op target`.
 #[derive(Clone, Debug)]
 pub struct Redirect {
+    /// The file descriptor written before the operator (`2>`), if any.
     pub fd: Option<u32>,
+    /// The operator.
     pub op: RedirectOp,
+    /// What it redirects to or from.
     pub target: Target,
 }
 
+/// A redirection operator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RedirectOp {
     /// `<`
@@ -155,6 +189,7 @@ pub enum RedirectOp {
 }
 
 impl RedirectOp {
+    /// The operator as written (`>>`, `2>&1`'s `>&`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
             RedirectOp::Input => "<",
@@ -185,8 +220,10 @@ impl RedirectOp {
     }
 }
 
+/// What a redirection names.
 #[derive(Clone, Debug)]
 pub enum Target {
+    /// A file name or a descriptor (`>&2`), before expansion.
     Word(Word),
     /// The here-document body, an index into [`Script::heredocs`].
     HereDoc(usize),
@@ -195,11 +232,13 @@ pub enum Target {
 /// One shell word: its parts, and where it was in the text it was parsed from.
 #[derive(Clone, Debug, Default)]
 pub struct Word {
+    /// The word's pieces, in order.
     pub parts: Vec<Part>,
     /// Byte range in the source text.
     pub span: (usize, usize),
 }
 
+/// A piece of a word.
 #[derive(Clone, Debug)]
 pub enum Part {
     /// Unquoted text (glob and brace characters in it are active).
@@ -207,13 +246,23 @@ pub enum Part {
     /// Text from quotes or a backslash escape, after quote removal.
     Quoted(String),
     /// `$name`, `${…}`; `nested` holds the parts of an operator's word (`${x:-$(cmd)}`).
-    Param { name: String, nested: Vec<Part> },
+    Param {
+        /// The parameter's name (`HOME`, `1`, `@`).
+        name: String,
+        /// An operator's word, when it has one.
+        nested: Vec<Part>,
+    },
     /// `$( … )` or `` `…` ``.
     CommandSubst(Box<Script>),
     /// `$(( … ))`.
     Arithmetic(Vec<Part>),
     /// `<( … )` (`input`: the command's output is read) or `>( … )`.
-    ProcessSubst { input: bool, script: Box<Script> },
+    ProcessSubst {
+        /// `<( … )`: the command's output is read; `>( … )`: written to.
+        input: bool,
+        /// The command inside.
+        script: Box<Script>,
+    },
 }
 
 impl Word {

@@ -32,9 +32,12 @@ use bindings::{RiskClassifier, RiskClassifierPre};
 /// Answers kept per classifier; past this the oldest are forgotten.
 const CACHE_ENTRIES: usize = 4096;
 
+/// A classifier's opinion of a call.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Assessment {
+    /// Low or high.
     pub risk: Risk,
+    /// Why, in the classifier's words (at most `max_output_bytes`).
     pub reason: String,
 }
 
@@ -95,10 +98,12 @@ impl Classifier {
         })
     }
 
+    /// The classifier's name in the config.
     pub fn name(&self) -> &str {
         &self.name
     }
 
+    /// The component's SHA-256, hex.
     pub fn digest(&self) -> &str {
         &self.digest
     }
@@ -114,6 +119,7 @@ impl Classifier {
         self.sandbox.limits()
     }
 
+    /// Ok when the classifier could be configured; otherwise why not.
     pub fn health(&self) -> Result<(), &ProviderFailure> {
         self.sandbox.health()
     }

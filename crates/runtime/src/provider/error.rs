@@ -4,47 +4,90 @@
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum LoadError {
+    /// The component file could not be read.
     #[error("provider '{provider}': cannot read {path}: {source}")]
     Read {
+        /// The provider's name in the config.
         provider: String,
+        /// The component's path.
         path: String,
+        /// Why it could not be read.
         source: std::io::Error,
     },
+    /// `builtin:<name>` names no provider shipped in the binary.
     #[error("provider '{provider}': there is no shipped provider '{name}' (shipped: {shipped})")]
     UnknownBuiltin {
+        /// The provider's name in the config.
         provider: String,
+        /// The name after `builtin:`.
         name: String,
+        /// The shipped providers' names, comma-separated.
         shipped: String,
     },
+    /// The component is not the one the config pins (`sha256`).
     #[error(
         "provider '{provider}': SHA-256 mismatch for {path}: expected {expected}, actual {actual}"
     )]
     DigestMismatch {
+        /// The provider's name in the config.
         provider: String,
+        /// The component's path.
         path: String,
+        /// The pinned SHA-256, hex.
         expected: String,
+        /// The file's SHA-256, hex.
         actual: String,
     },
+    /// The bytes are not a WebAssembly component wasmtime can compile.
     #[error("provider '{provider}': {path} is not a valid WebAssembly component: {message}")]
     Compile {
+        /// The provider's name in the config.
         provider: String,
+        /// Where the component came from (its path, or `builtin:<name>`).
         path: String,
+        /// wasmtime's message.
         message: String,
     },
+    /// The component imports an interface Warden does not grant (files, sockets, http, ...).
     #[error(
         "provider '{provider}': the component imports `{import}`, which Warden does not grant to providers"
     )]
-    ForbiddenImport { provider: String, import: String },
+    ForbiddenImport {
+        /// The provider's name in the config.
+        provider: String,
+        /// The import, as the component names it.
+        import: String,
+    },
+    /// The component does not export the guardrail contract, or a version this host does not speak.
     #[error("provider '{provider}': {message}")]
-    Contract { provider: String, message: String },
+    Contract {
+        /// The provider's name in the config.
+        provider: String,
+        /// What it exports instead, or how the types differ.
+        message: String,
+    },
     /// The WebAssembly engine could not be started (`EngineError`).
     #[error("provider '{provider}': {message}")]
-    Engine { provider: String, message: String },
+    Engine {
+        /// The provider's name in the config.
+        provider: String,
+        /// Why the engine could not start.
+        message: String,
+    },
+    /// The host functions could not be linked to the component.
     #[error("provider '{provider}': cannot link the component: {message}")]
-    Link { provider: String, message: String },
+    Link {
+        /// The provider's name in the config.
+        provider: String,
+        /// wasmtime's message.
+        message: String,
+    },
+    /// A `config_files` entry could not be read or parsed.
     #[error("provider '{provider}': {source}")]
     ConfigFile {
+        /// The provider's name in the config.
         provider: String,
+        /// Which entry, and why.
         source: crate::spec::ConfigFileError,
     },
 }

@@ -32,6 +32,7 @@ pub enum FailureKind {
 }
 
 impl FailureKind {
+    /// The stable `warden.*` reason code of this kind (`warden.timeout`, ...).
     pub fn code(self) -> &'static str {
         match self {
             FailureKind::Timeout => "warden.timeout",
@@ -51,11 +52,14 @@ impl FailureKind {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{} ({})", message, kind.code())]
 pub struct ProviderFailure {
+    /// What went wrong.
     pub kind: FailureKind,
+    /// What happened, in a sentence.
     pub message: String,
 }
 
 impl ProviderFailure {
+    /// A failure of this kind.
     pub fn new(kind: FailureKind, message: impl Into<String>) -> Self {
         ProviderFailure {
             kind,

@@ -14,11 +14,15 @@ use crate::artifact_cache::ArtifactCache;
 pub struct Inspection {
     /// The file it was read from.
     pub origin: String,
+    /// The file's size, in bytes.
     pub size_bytes: usize,
+    /// The file's SHA-256, hex.
     pub sha256: String,
     /// The contract version of its `warden:guardrail` export, if it has one.
     pub contract: Option<String>,
+    /// Every import, each marked whether it alone makes the host refuse the component.
     pub imports: Vec<Import>,
+    /// Every export, by name.
     pub exports: Vec<String>,
     /// Why the host would refuse it; `None` when it would load it.
     pub refusal: Option<String>,
@@ -27,7 +31,9 @@ pub struct Inspection {
 /// One import and whether it alone makes the host refuse the component.
 #[derive(Clone, Debug, Serialize)]
 pub struct Import {
+    /// The import's name (`wasi:filesystem/types@0.2.0`, ...).
     pub name: String,
+    /// True when the host refuses a component that imports it.
     pub forbidden: bool,
 }
 

@@ -49,6 +49,8 @@ use bindings::{GuardrailProvider, GuardrailProviderPre};
 
 /// The contract this host speaks.
 pub const CONTRACT_PACKAGE: &str = "warden:guardrail";
+/// The contract version this host speaks; a component built against an incompatible one
+/// (another minor while 0.x, another major after) is refused.
 pub const CONTRACT_VERSION: &str = "0.1.0";
 
 /// Imports that would hand a provider the host's files or network.
@@ -73,7 +75,9 @@ pub struct Sources<'a> {
 /// A provider's opinion on one call, with what it cost.
 #[derive(Clone, Debug)]
 pub struct Opinion {
+    /// The provider's decision, as it returned it.
     pub decision: Decision,
+    /// The WebAssembly fuel the call used.
     pub fuel_used: u64,
 }
 
@@ -363,6 +367,7 @@ impl Provider {
         })
     }
 
+    /// The provider's name in the config.
     pub fn name(&self) -> &str {
         &self.name
     }
@@ -377,18 +382,22 @@ impl Provider {
         &self.source
     }
 
+    /// What the component says it is (its name and version).
     pub fn info(&self) -> &ProviderInfo {
         self.sandbox.info()
     }
 
+    /// Its sandbox limits, as configured.
     pub fn limits(&self) -> &Limits {
         self.sandbox.limits()
     }
 
+    /// What its failure becomes: the spec's `on_error`, or `guardrails.fail_closed`'s.
     pub fn on_error(&self) -> OnError {
         self.on_error
     }
 
+    /// When this provider was loaded.
     pub fn loaded_at(&self) -> SystemTime {
         self.loaded_at
     }
@@ -399,6 +408,7 @@ impl Provider {
         self.compiled_from
     }
 
+    /// Its instance pool right now.
     pub fn pool_usage(&self) -> PoolUsage {
         self.sandbox.pool_usage()
     }

@@ -21,8 +21,11 @@ struct PoolState<I> {
 /// What a pool looks like right now, for metrics.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct PoolUsage {
+    /// The most instances the pool keeps (`pool_size`).
     pub capacity: usize,
+    /// Instances alive now, idle or serving a call.
     pub live: usize,
+    /// Instances alive and free for the next call.
     pub idle: usize,
 }
 

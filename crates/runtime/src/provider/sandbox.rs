@@ -15,7 +15,9 @@ use crate::engine::{HostState, SandboxEngine};
 /// What a provider says it is.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct ProviderInfo {
+    /// The name the component reports.
     pub name: String,
+    /// The version the component reports.
     pub version: String,
 }
 
