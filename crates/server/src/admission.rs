@@ -30,7 +30,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use tokio::sync::OwnedSemaphorePermit;
 
-use crate::auth::{self, Principal, Tokens};
+use crate::auth::{self, Authenticated};
 use crate::body::ApiError;
 use crate::limits::HttpLimits;
 use crate::shares::{PRINCIPAL, Share, Who};
@@ -140,17 +140,6 @@ fn credential_of(
     }
     (needs_token(route, method.as_str()) && request.headers().contains_key(header::AUTHORIZATION))
         .then_some(Credential::Bearer)
-}
-
-/// Admission's answer for a request's bearer token, kept with the request
-/// (an extension) so that the route's authorization need not hash and look
-/// the token up again: who holds it, and the token set that said so (a
-/// reload may swap it before the route runs; see
-/// `DaemonState::authorize_admitted`).
-#[derive(Clone)]
-pub(crate) struct Authenticated {
-    pub(crate) principal: Principal,
-    pub(crate) tokens: Arc<Tokens>,
 }
 
 /// Who holds the configured token of a request's `Authorization: Bearer`

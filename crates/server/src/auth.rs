@@ -178,6 +178,17 @@ pub struct Principal {
     pub relay: Option<Arc<RelayNames>>,
 }
 
+/// Admission's answer for a request's bearer token, kept with the request
+/// (an extension) so that the route's authorization need not hash and look
+/// the token up again: who holds it, and the token set that said so (a
+/// reload may swap it before the route runs; see
+/// `DaemonState::authorize_admitted`).
+#[derive(Clone)]
+pub(crate) struct Authenticated {
+    pub(crate) principal: Principal,
+    pub(crate) tokens: Arc<Tokens>,
+}
+
 /// The configured tokens, resolved and hashed.
 pub struct Tokens {
     entries: Vec<Entry>,

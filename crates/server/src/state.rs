@@ -281,7 +281,7 @@ impl DaemonState {
     pub(crate) fn authorize_admitted(
         &self,
         headers: &HeaderMap,
-        admitted: Option<crate::admission::Authenticated>,
+        admitted: Option<crate::auth::Authenticated>,
         access: Access,
     ) -> Result<Principal, ApiError> {
         let tokens = self.tokens.load();
@@ -427,7 +427,7 @@ fn authenticate(headers: &HeaderMap, tokens: &Tokens) -> Result<Principal, ApiEr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::admission::Authenticated;
+    use crate::auth::Authenticated;
     use crate::reload::Trigger;
     use axum::http::{HeaderValue, StatusCode, header};
 

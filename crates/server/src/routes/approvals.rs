@@ -11,8 +11,7 @@ use warden_approval::{ApprovalError, InteractionQuery, ListFilter, ResumeRequest
 use warden_types::admin::TokenInfo;
 use warden_types::approval::{ApprovalPage, ClearRequest, InteractionAnswer};
 
-use super::extract::{Answerer, Authorized, JsonBody, Visible, caller_of};
-use super::on_pool;
+use super::extract::{Answerer, Authorized, JsonBody, Visible, caller_of, on_pool};
 use crate::auth::Principal;
 use crate::body::ApiError;
 use crate::state::DaemonState;

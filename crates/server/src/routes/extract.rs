@@ -3,7 +3,8 @@
 //! [`authorize`], which the router runs for every route that needs a token),
 //! what that caller may do with approvals ([`Answerer`], [`Visible`]), and
 //! its body, read within the limits and checked ([`JsonBody`], and
-//! [`CheckedBody`] on the routes that judge).
+//! [`CheckedBody`] on the routes that judge); and the hand-off of a job to the
+//! judging pool ([`on_pool`]).
 
 use std::sync::Arc;
 
@@ -15,7 +16,7 @@ use axum::response::{IntoResponse, Response};
 use warden_approval::{ApprovalError, Authority, Reviewer};
 use warden_types::Caller;
 
-use crate::admission::Authenticated;
+use crate::auth::Authenticated;
 use crate::auth::{Access, Principal, Role};
 use crate::body::{ApiError, Refusal, read_checked, read_json};
 use crate::state::DaemonState;
@@ -166,4 +167,17 @@ impl FromRequest<Arc<DaemonState>> for CheckedBody {
             .await
             .map(CheckedBody)
     }
+}
+
+/// Runs a job on the judging pool: a job the pool would not take is 503
+/// `overloaded`, and the job's own error keeps its answer.
+pub(super) async fn on_pool<T, E>(
+    daemon: &Arc<DaemonState>,
+    job: impl FnOnce(&DaemonState) -> Result<T, E> + Send + 'static,
+) -> Result<T, ApiError>
+where
+    T: Send + 'static,
+    E: Into<ApiError> + Send + 'static,
+{
+    daemon.offload(job).await?.map_err(Into::into)
 }

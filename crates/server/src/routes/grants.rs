@@ -8,8 +8,7 @@ use warden_approval::GrantFilter;
 use warden_types::approval::{GrantList, RevokeRequest};
 
 use super::approvals::{answer_body, unknown_query};
-use super::extract::{Answerer, JsonBody, Visible};
-use super::on_pool;
+use super::extract::{Answerer, JsonBody, Visible, on_pool};
 use crate::body::ApiError;
 use crate::state::DaemonState;
 

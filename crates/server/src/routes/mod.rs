@@ -211,16 +211,3 @@ async fn method_not_allowed() -> ApiError {
         "this route does not accept that method",
     )
 }
-
-/// Runs a job on the judging pool: a job the pool would not take is 503
-/// `overloaded`, and the job's own error keeps its answer.
-async fn on_pool<T, E>(
-    daemon: &Arc<DaemonState>,
-    job: impl FnOnce(&DaemonState) -> Result<T, E> + Send + 'static,
-) -> Result<T, ApiError>
-where
-    T: Send + 'static,
-    E: Into<ApiError> + Send + 'static,
-{
-    daemon.offload(job).await?.map_err(Into::into)
-}
