@@ -255,14 +255,17 @@ impl DaemonState {
         &self.gate
     }
 
+    /// What `GET /metrics` renders.
     pub fn metrics(&self) -> &Metrics {
         &self.metrics
     }
 
+    /// Where every decision is recorded.
     pub fn decision_log(&self) -> &DecisionLog {
         &self.decisions
     }
 
+    /// The config file a reload reads.
     pub fn config_path(&self) -> &Path {
         &self.config_path
     }
