@@ -181,3 +181,23 @@ where
 {
     daemon.offload(job).await?.map_err(Into::into)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::StatusCode;
+
+    #[tokio::test]
+    async fn a_request_the_routes_authorization_did_not_pass_has_no_caller() {
+        let (mut parts, ()) = axum::http::Request::builder()
+            .header("authorization", "Bearer some-token-0123456789abcdef")
+            .body(())
+            .unwrap()
+            .into_parts();
+        let refused = Authorized::from_request_parts(&mut parts, &())
+            .await
+            .err()
+            .expect("no caller without the route's authorization");
+        assert_eq!(refused.status, StatusCode::INTERNAL_SERVER_ERROR);
+    }
+}
