@@ -30,7 +30,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use tokio::sync::OwnedSemaphorePermit;
 
-use crate::auth;
+use crate::auth::{self, Authenticated};
 use crate::body::ApiError;
 use crate::limits::HttpLimits;
 use crate::shares::{PRINCIPAL, Share, Who};
@@ -71,7 +71,7 @@ pub(crate) async fn admit(
         needs_token,
     }): State<Routes>,
     matched: Option<MatchedPath>,
-    request: Request,
+    mut request: Request,
     next: Next,
 ) -> Response {
     let peer = request
@@ -91,8 +91,12 @@ pub(crate) async fn admit(
         return throttled(wait, &limits);
     }
     let who = match credential {
-        Some(Credential::Bearer) => match bearer_token_name(&daemon, &request) {
-            Some(name) => Who::Token(name),
+        Some(Credential::Bearer) => match bearer_principal(&daemon, &request) {
+            Some(admitted) => {
+                let name = admitted.principal.name.clone();
+                request.extensions_mut().insert(admitted);
+                Who::Token(name)
+            }
             None => {
                 refused(&daemon, source, Credential::Bearer, route, &limits);
                 Who::Client(source)
@@ -138,17 +142,19 @@ fn credential_of(
         .then_some(Credential::Bearer)
 }
 
-/// The name of the configured token of a request's `Authorization: Bearer`
+/// Who holds the configured token of a request's `Authorization: Bearer`
 /// header; `None` for a token that is not configured, or a header that is not
 /// `Bearer <token>`.
-fn bearer_token_name(daemon: &DaemonState, request: &Request) -> Option<Arc<str>> {
+fn bearer_principal(daemon: &DaemonState, request: &Request) -> Option<Authenticated> {
     let header = request
         .headers()
         .get(header::AUTHORIZATION)?
         .to_str()
         .ok()?;
     let token = auth::bearer(header)?;
-    Some(daemon.tokens.load().authenticate(token)?.name)
+    let tokens = daemon.tokens.load_full();
+    let principal = tokens.authenticate(token)?;
+    Some(Authenticated { principal, tokens })
 }
 
 /// Counts a wrong credential against its source address and logs it (never

@@ -29,6 +29,7 @@ pub enum Role {
 }
 
 impl Role {
+    /// The role's name as the config and the logs spell it.
     pub fn as_str(self) -> &'static str {
         match self {
             Role::Agent => "agent",
@@ -71,6 +72,7 @@ impl Access {
         }
     }
 
+    /// What a token needs for the route, for a 403's message.
     pub fn describe(self) -> &'static str {
         match self {
             Access::Agent => "the agent or internal role",
@@ -87,6 +89,7 @@ impl Access {
 pub struct TokenSpec {
     /// Who holds it, as the audit and decision logs name them.
     pub name: String,
+    /// What it may do.
     pub role: Role,
     /// The token itself; prefer `token_env`.
     #[serde(default)]
@@ -132,36 +135,86 @@ pub const MIN_TOKEN_CHARS: usize = 16;
 #[derive(Debug, thiserror::Error, PartialEq)]
 #[non_exhaustive]
 pub enum TokenError {
+    /// Neither or both of `token` and `token_env`.
     #[error("server.tokens[{index}]: set exactly one of `token` and `token_env`")]
-    Source { index: usize },
+    Source {
+        /// Which entry of `server.tokens`.
+        index: usize,
+    },
     #[error("server.tokens[{index}].token_env: the environment variable {var} is not set")]
-    MissingEnv { index: usize, var: String },
+    /// The variable `token_env` names is not set.
+    MissingEnv {
+        /// Which entry of `server.tokens`.
+        index: usize,
+        /// The variable's name.
+        var: String,
+    },
     #[error(
         "server.tokens[{index}]: the token is {chars} characters; at least {MIN_TOKEN_CHARS} are required"
     )]
-    TooShort { index: usize, chars: usize },
+    /// The token is shorter than [`MIN_TOKEN_CHARS`].
+    TooShort {
+        /// Which entry of `server.tokens`.
+        index: usize,
+        /// The token's length.
+        chars: usize,
+    },
     #[error("server.tokens[{index}].name: '{name}' is used twice")]
-    DuplicateName { index: usize, name: String },
+    /// Two tokens have one name, so the logs could not tell them apart.
+    DuplicateName {
+        /// Which entry of `server.tokens` repeats the name.
+        index: usize,
+        /// The name.
+        name: String,
+    },
     #[error("server.tokens[{index}]: the same token is configured twice")]
-    DuplicateToken { index: usize },
+    /// Two entries have the same token, so it would have two roles.
+    DuplicateToken {
+        /// Which entry of `server.tokens` repeats the token.
+        index: usize,
+    },
     #[error("server.tokens[{index}].name: must not be empty")]
-    EmptyName { index: usize },
+    /// A token without a name.
+    EmptyName {
+        /// Which entry of `server.tokens`.
+        index: usize,
+    },
     #[error(
         "server.tokens[{index}].asserts: a token with the {role} role judges no calls, so it asserts nothing"
     )]
-    AssertsUnused { index: usize, role: Role },
+    /// `asserts:` on a token whose role judges no calls.
+    AssertsUnused {
+        /// Which entry of `server.tokens`.
+        index: usize,
+        /// Its role.
+        role: Role,
+    },
     #[error(
         "server.tokens[{index}].relay: only agent and internal tokens relay a human's answer; a token with the {role} role cannot"
     )]
-    RelayRole { index: usize, role: Role },
+    /// `relay: true` on a token that is neither an agent's nor internal.
+    RelayRole {
+        /// Which entry of `server.tokens`.
+        index: usize,
+        /// Its role.
+        role: Role,
+    },
     #[error(
         "server.tokens[{index}].reviewers: only a relay token names reviewers; set `relay: true` or remove it"
     )]
-    ReviewersWithoutRelay { index: usize },
-    #[error("server.tokens[{index}].reviewers[{entry}]: {message}")]
-    Reviewer {
+    /// `reviewers:` on a token that does not relay.
+    ReviewersWithoutRelay {
+        /// Which entry of `server.tokens`.
         index: usize,
+    },
+    #[error("server.tokens[{index}].reviewers[{entry}]: {message}")]
+    /// A `reviewers:` entry that is not a name or a pattern.
+    Reviewer {
+        /// Which entry of `server.tokens`.
+        index: usize,
+        /// Which entry of its `reviewers`.
         entry: usize,
+        /// What is wrong with it.
         message: String,
     },
 }
@@ -169,13 +222,26 @@ pub enum TokenError {
 /// An authenticated caller.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Principal {
+    /// The token's configured name: the logs and approvals name the caller by it.
     pub name: Arc<str>,
+    /// What it may do.
     pub role: Role,
     /// The attribution fields its calls are believed on (`asserts:`).
     pub asserts: Asserts,
     /// May relay the answer of a human it names (one of these) to a resume;
     /// `None`: may not relay.
     pub relay: Option<Arc<RelayNames>>,
+}
+
+/// Admission's answer for a request's bearer token, kept with the request
+/// (an extension) so that the route's authorization need not hash and look
+/// the token up again: who holds it, and the token set that said so (a
+/// reload may swap it before the route runs; see
+/// `DaemonState::authorize_admitted`).
+#[derive(Clone)]
+pub(crate) struct Authenticated {
+    pub(crate) principal: Principal,
+    pub(crate) tokens: Arc<Tokens>,
 }
 
 /// The configured tokens, resolved and hashed.
@@ -276,6 +342,7 @@ impl Tokens {
         found.cloned()
     }
 
+    /// No token is configured (the daemon refuses to start so).
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }

@@ -23,8 +23,11 @@ pub use crate::limits::HttpLimits;
 /// An error answer: `{"error": {"code": ..., "message": ...}}`.
 #[derive(Debug)]
 pub struct ApiError {
+    /// The HTTP status it is answered with.
     pub status: StatusCode,
+    /// What went wrong, for programs (`unauthorized`, `body_too_large`, ...).
     pub code: &'static str,
+    /// What went wrong and where, for people.
     pub message: String,
     /// The structured part, for programs (the approval routes' errors).
     pub details: serde_json::Value,
@@ -34,6 +37,7 @@ pub struct ApiError {
 pub use warden_types::error::{ErrorBody, ErrorDetail};
 
 impl ApiError {
+    /// An error with this status, code and message, and no details.
     pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
         ApiError {
             status,
@@ -43,22 +47,27 @@ impl ApiError {
         }
     }
 
+    /// 400 `invalid_request`: the request cannot be used as sent.
     pub fn bad_request(message: impl Into<String>) -> Self {
         ApiError::new(StatusCode::BAD_REQUEST, "invalid_request", message)
     }
 
+    /// 401 `unauthorized`: no valid token (the answer names the scheme).
     pub fn unauthorized(message: impl Into<String>) -> Self {
         ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
     }
 
+    /// 403 `forbidden`: a valid token whose role the route does not allow.
     pub fn forbidden(message: impl Into<String>) -> Self {
         ApiError::new(StatusCode::FORBIDDEN, "forbidden", message)
     }
 
+    /// 413 `body_too_large`: the body is past the size limit.
     pub fn too_large(message: impl Into<String>) -> Self {
         ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "body_too_large", message)
     }
 
+    /// 500 `internal`: the daemon failed, not the request.
     pub fn internal(message: impl Into<String>) -> Self {
         ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message)
     }

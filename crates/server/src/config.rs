@@ -120,6 +120,7 @@ pub struct ServerConfig {
     /// Who may call, and as what.
     #[serde(default)]
     pub tokens: Vec<TokenSpec>,
+    /// How much the daemon takes on, and for how long (`server.limits`).
     #[serde(default)]
     pub limits: HttpLimits,
     /// Where people reach this daemon (`https://warden.example.com`), for the

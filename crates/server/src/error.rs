@@ -11,35 +11,56 @@ use warden_log::DecisionLogError;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ServeError {
+    /// The config file cannot be read or is not valid.
     #[error(transparent)]
     Config(#[from] ConfigError),
     /// The library refused the configuration: a provider, the signing key, a
     /// policy section, the data directory.
     #[error(transparent)]
     Warden(#[from] warden::Error),
+    /// `server.tokens` cannot be used.
     #[error(transparent)]
     Tokens(#[from] TokenError),
+    /// `server.limits` holds a value that cannot be used.
     #[error("{0}")]
     Limits(String),
+    /// The decision log cannot be opened.
     #[error(transparent)]
     Log(#[from] DecisionLogError),
+    /// The approval store cannot be opened.
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(
         "{config}: no token is configured under server.tokens, so nobody could call the daemon; add one, e.g.\n  server:\n    tokens:\n      - {{name: my-agent, role: agent, token_env: WARDEN_AGENT_TOKEN}}"
     )]
-    NoTokens { config: String },
+    /// No token is configured, so nobody could call the daemon.
+    NoTokens {
+        /// The config file's path.
+        config: String,
+    },
+    /// `server.notify` cannot be used.
     #[error("{0}")]
     Notify(String),
+    /// The judging pool's threads could not be started.
     #[error("cannot start the judging threads: {0}")]
     Workers(std::io::Error),
     #[error("cannot listen on {addr}: {source}")]
+    /// The listening address cannot be bound.
     Bind {
+        /// The address.
         addr: SocketAddr,
+        /// Why not.
         source: std::io::Error,
     },
     #[error("cannot watch the config file {path}: {message}")]
-    Watch { path: String, message: String },
+    /// The config file cannot be watched for changes.
+    Watch {
+        /// The config file's path.
+        path: String,
+        /// Why not.
+        message: String,
+    },
+    /// Serving failed after the daemon started.
     #[error("the server failed: {0}")]
     Io(#[from] std::io::Error),
 }

@@ -28,6 +28,7 @@ pub enum PauseKind {
 }
 
 impl PauseKind {
+    /// The kind as the event stream spells it.
     pub fn as_str(self) -> &'static str {
         match self {
             PauseKind::Paused => "paused",
@@ -39,12 +40,16 @@ impl PauseKind {
 /// One pause event, as the console's event stream sends it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PauseEvent {
+    /// Paused or resolved.
     pub kind: PauseKind,
+    /// The approval that paused or was answered.
     pub approval_id: String,
+    /// The thread it belongs to.
     pub thread_id: String,
     /// The principal (token name) whose thread paused (for a pause).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub principal: Option<String>,
+    /// The run that paused.
     pub run_id: String,
     /// The tools waiting for a human (for a pause), in request order.
     pub tools: Vec<String>,
@@ -55,6 +60,7 @@ pub struct PauseEvent {
 /// What a reader hears.
 #[derive(Clone, Debug)]
 pub enum Signal {
+    /// A pause began or was answered.
     Pause(Arc<PauseEvent>),
     /// Pauses changed in a way no single event says (approvals expired by
     /// the sweeper): read the list again.
@@ -91,7 +97,9 @@ struct Announced {
 
 /// A reader of the events, until the daemon shuts down.
 pub struct Subscription {
+    /// The events, from the moment of subscribing.
     pub events: broadcast::Receiver<Signal>,
+    /// Becomes true when the daemon shuts down: the reader ends its stream.
     pub closing: watch::Receiver<bool>,
 }
 
@@ -102,6 +110,7 @@ impl Default for Events {
 }
 
 impl Events {
+    /// No reader yet, nothing announced.
     pub fn new() -> Events {
         let (sender, _) = broadcast::channel(CAPACITY);
         let (closing, _) = watch::channel(false);
@@ -138,6 +147,7 @@ impl Events {
         let _ = self.sender.send(Signal::Resync);
     }
 
+    /// A new reader of the events published from now on.
     pub fn subscribe(&self) -> Subscription {
         Subscription {
             events: self.sender.subscribe(),

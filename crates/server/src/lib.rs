@@ -13,6 +13,8 @@
 //! # }
 //! ```
 
+#![deny(missing_docs)]
+
 mod admission;
 pub mod auth;
 mod body;

@@ -160,22 +160,27 @@ impl HttpLimits {
         Ok(())
     }
 
+    /// `header_read_timeout_ms`: how long a request's headers may take.
     pub fn header_read_timeout(&self) -> Duration {
         Duration::from_millis(self.header_read_timeout_ms)
     }
 
+    /// `idle_timeout_ms`: how long a keep-alive connection may wait for its next request.
     pub fn idle_timeout(&self) -> Duration {
         Duration::from_millis(self.idle_timeout_ms)
     }
 
+    /// `body_read_timeout_ms`: how long a body, and the turns to read it, may take.
     pub fn body_read_timeout(&self) -> Duration {
         Duration::from_millis(self.body_read_timeout_ms)
     }
 
+    /// `shutdown_timeout_ms`: how long a shutdown waits for requests in flight.
     pub fn shutdown_timeout(&self) -> Duration {
         Duration::from_millis(self.shutdown_timeout_ms)
     }
 
+    /// `store_busy_timeout_ms`: how long a write waits for another process's lock on the approval store.
     pub fn store_busy_timeout(&self) -> Duration {
         Duration::from_millis(self.store_busy_timeout_ms)
     }

@@ -20,6 +20,8 @@ use warden_types::decision::{Reason, Verdict};
 /// provider inventing codes cannot grow the metrics without bound.
 const MAX_REASON_CODES: usize = 256;
 
+/// The daemon's Prometheus metrics (`GET /metrics`): requests, decisions,
+/// providers, admission and load.
 pub struct Metrics {
     registry: Registry,
     decisions: IntCounterVec,
@@ -49,13 +51,17 @@ pub struct Metrics {
 /// How loaded the daemon is right now.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Load {
+    /// Connections open.
     pub connections: usize,
+    /// `server.limits.max_connections`.
     pub max_connections: usize,
     /// Calls queued for a judging thread or being judged.
     pub jobs: usize,
+    /// Judging threads.
     pub workers: usize,
     /// Body turns held (requests whose body is read or judged).
     pub bodies: usize,
+    /// `server.limits.max_concurrent_bodies`.
     pub max_bodies: usize,
 }
 
@@ -70,6 +76,7 @@ impl Metrics {
         self.notify.clone()
     }
 
+    /// Every counter at zero.
     pub fn new() -> Metrics {
         let registry = Registry::new();
         fn counter(registry: &Registry, name: &str, help: &str, labels: &[&str]) -> IntCounterVec {

@@ -38,13 +38,17 @@ pub const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(5);
 /// What a webhook is told of a pause.
 #[derive(Clone, Debug, Serialize)]
 pub struct Notice {
+    /// The approval waiting for a human.
     pub approval_id: String,
+    /// The thread that paused.
     pub thread_id: String,
     /// The principal (token name) whose run paused.
     pub principal: String,
+    /// The run that paused.
     pub run_id: String,
     /// The tools waiting for a human.
     pub tools: Vec<String>,
+    /// When it paused (RFC 3339).
     pub created_at: String,
     /// The pause in the console.
     pub url: String,
@@ -119,6 +123,7 @@ pub struct Notifier {
 }
 
 impl Notifier {
+    /// No webhook yet; deliveries count into `counters`.
     pub fn new(counters: Counters) -> Notifier {
         Notifier {
             targets: ArcSwap::from_pointee(Vec::new()),
@@ -126,6 +131,7 @@ impl Notifier {
         }
     }
 
+    /// Replaces the webhooks (on a start or a reload).
     pub fn set(&self, targets: Vec<Target>) {
         self.targets
             .store(Arc::new(targets.into_iter().map(Arc::new).collect()));

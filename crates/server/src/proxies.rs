@@ -73,6 +73,7 @@ impl TrustedProxies {
         client
     }
 
+    /// No proxy is trusted: the peer's address is the client's.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

@@ -78,11 +78,14 @@ impl SetSummary {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ReloadError {
+    /// The file could not be applied.
     #[error("reload refused, generation {serving} keeps serving: {source}")]
     Invalid {
+        /// The generation of the provider set that keeps serving.
         serving: u64,
         /// `config`, `load`, `configure`, `tokens`, `limits`, `decision_log`.
         kind: &'static str,
+        /// Why.
         #[source]
         source: Box<ServeError>,
     },

@@ -72,6 +72,7 @@ impl Server {
         self.addr
     }
 
+    /// The state the running daemon serves from.
     pub fn daemon(&self) -> &Arc<DaemonState> {
         &self.daemon
     }

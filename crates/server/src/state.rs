@@ -255,14 +255,17 @@ impl DaemonState {
         &self.gate
     }
 
+    /// What `GET /metrics` renders.
     pub fn metrics(&self) -> &Metrics {
         &self.metrics
     }
 
+    /// Where every decision is recorded.
     pub fn decision_log(&self) -> &DecisionLog {
         &self.decisions
     }
 
+    /// The config file a reload reads.
     pub fn config_path(&self) -> &Path {
         &self.config_path
     }
@@ -270,17 +273,25 @@ impl DaemonState {
     /// Who is calling, if they may: 401 without a valid token, 403 with a
     /// token of the wrong role.
     pub fn authorize(&self, headers: &HeaderMap, access: Access) -> Result<Principal, ApiError> {
-        let header = headers
-            .get(axum::http::header::AUTHORIZATION)
-            .ok_or_else(|| ApiError::unauthorized("missing `Authorization: Bearer <token>`"))?;
-        let token = header.to_str().ok().and_then(auth::bearer).ok_or_else(|| {
-            ApiError::unauthorized("the Authorization header is not `Bearer <token>`")
-        })?;
-        let who = self
-            .tokens
-            .load()
-            .authenticate(token)
-            .ok_or_else(|| ApiError::unauthorized("the bearer token is not valid"))?;
+        self.authorize_admitted(headers, None, access)
+    }
+
+    /// As [`DaemonState::authorize`], taking admission's answer for the token
+    /// when it has one. The token set in force now decides: admission's
+    /// answer stands only if it came from that same set; after a reload in
+    /// between (or without an answer) the header's token is looked up again,
+    /// so a token the reload revoked is refused.
+    pub(crate) fn authorize_admitted(
+        &self,
+        headers: &HeaderMap,
+        admitted: Option<crate::auth::Authenticated>,
+        access: Access,
+    ) -> Result<Principal, ApiError> {
+        let tokens = self.tokens.load();
+        let who = match admitted {
+            Some(admitted) if Arc::ptr_eq(&admitted.tokens, &tokens) => admitted.principal,
+            _ => authenticate(headers, &tokens)?,
+        };
         let admins_approve = self.warden.snapshot().hitl_approval().admins_may_approve;
         if !access.allows(who.role, admins_approve) {
             return Err(ApiError::forbidden(format!(
@@ -400,4 +411,117 @@ pub(crate) fn settle_data_dir(config: &mut Config, command_line: Option<&Path>) 
         .map(Path::to_path_buf)
         .unwrap_or_else(|| config.data_dir());
     config.set_data_dir(&dir);
+}
+
+/// Who holds the request's bearer token in `tokens`: 401 saying what is
+/// wrong when no configured token is presented.
+fn authenticate(headers: &HeaderMap, tokens: &Tokens) -> Result<Principal, ApiError> {
+    let header = headers
+        .get(axum::http::header::AUTHORIZATION)
+        .ok_or_else(|| ApiError::unauthorized("missing `Authorization: Bearer <token>`"))?;
+    let token = header.to_str().ok().and_then(auth::bearer).ok_or_else(|| {
+        ApiError::unauthorized("the Authorization header is not `Bearer <token>`")
+    })?;
+    tokens
+        .authenticate(token)
+        .ok_or_else(|| ApiError::unauthorized("the bearer token is not valid"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::Authenticated;
+    use crate::reload::Trigger;
+    use axum::http::{HeaderValue, StatusCode, header};
+
+    const KEPT: &str = "kept-token-0123456789abcdef";
+    const REVOKED: &str = "revoked-token-0123456789abcdef";
+
+    fn config(tokens: &[(&str, &str)]) -> String {
+        let mut yaml = String::from("guardrails:\n  providers: []\nserver:\n  tokens:\n");
+        for (name, token) in tokens {
+            yaml.push_str(&format!(
+                "    - {{name: {name}, role: agent, token: {token}}}\n"
+            ));
+        }
+        yaml
+    }
+
+    fn bearer(token: &str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        let value = HeaderValue::from_str(&format!("Bearer {token}")).unwrap();
+        headers.insert(header::AUTHORIZATION, value);
+        headers
+    }
+
+    /// What admission would keep with a request bearing `token`.
+    fn admitted(daemon: &DaemonState, token: &str) -> Authenticated {
+        let tokens = daemon.tokens.load_full();
+        let principal = tokens.authenticate(token).expect("a configured token");
+        Authenticated { principal, tokens }
+    }
+
+    fn daemon(dir: &tempfile::TempDir) -> DaemonState {
+        let path = dir.path().join("warden.yaml");
+        std::fs::write(&path, config(&[("kept", KEPT), ("revoked", REVOKED)])).unwrap();
+        let options = ServeOptions {
+            data_dir: Some(dir.path().join("data")),
+            watch: Some(false),
+            ..ServeOptions::default()
+        };
+        DaemonState::load(&path, &options).unwrap()
+    }
+
+    #[test]
+    fn admissions_answer_stands_while_its_token_set_is_in_force() {
+        let dir = tempfile::tempdir().unwrap();
+        let daemon = daemon(&dir);
+        let admitted = admitted(&daemon, KEPT);
+        // The header is not looked at again: admission's answer names the caller.
+        let who = daemon
+            .authorize_admitted(&HeaderMap::new(), Some(admitted), Access::Agent)
+            .unwrap();
+        assert_eq!(&*who.name, "kept");
+    }
+
+    #[test]
+    fn a_token_revoked_by_a_reload_after_admission_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let daemon = daemon(&dir);
+        let admitted = admitted(&daemon, REVOKED);
+        std::fs::write(daemon.config_path(), config(&[("kept", KEPT)])).unwrap();
+        daemon.reload(&Trigger::Signal).unwrap();
+        let err = daemon
+            .authorize_admitted(&bearer(REVOKED), Some(admitted), Access::Agent)
+            .unwrap_err();
+        assert_eq!(err.status, StatusCode::UNAUTHORIZED);
+        assert_eq!(err.message, "the bearer token is not valid");
+    }
+
+    #[test]
+    fn a_token_kept_by_a_reload_after_admission_is_looked_up_again_and_allowed() {
+        let dir = tempfile::tempdir().unwrap();
+        let daemon = daemon(&dir);
+        let admitted = admitted(&daemon, KEPT);
+        std::fs::write(daemon.config_path(), config(&[("kept", KEPT)])).unwrap();
+        daemon.reload(&Trigger::Signal).unwrap();
+        let who = daemon
+            .authorize_admitted(&bearer(KEPT), Some(admitted), Access::Agent)
+            .unwrap();
+        assert_eq!(&*who.name, "kept");
+    }
+
+    #[test]
+    fn without_admissions_answer_the_token_is_authenticated() {
+        let dir = tempfile::tempdir().unwrap();
+        let daemon = daemon(&dir);
+        let err = daemon
+            .authorize_admitted(&HeaderMap::new(), None, Access::Agent)
+            .unwrap_err();
+        assert_eq!(err.status, StatusCode::UNAUTHORIZED);
+        let who = daemon
+            .authorize_admitted(&bearer(KEPT), None, Access::Agent)
+            .unwrap();
+        assert_eq!(&*who.name, "kept");
+    }
 }

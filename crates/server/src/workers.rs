@@ -29,14 +29,27 @@ pub struct WorkerPool {
 /// Why a job did not run to its end.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum PoolError {
+    /// Every judging thread is busy and the queue is full.
     #[error(
         "the daemon is overloaded: its {workers} workers are busy and {depth} calls are waiting (server.limits.workers, queue_depth)"
     )]
-    Full { workers: usize, depth: usize },
+    Full {
+        /// The judging threads (`server.limits.workers`).
+        workers: usize,
+        /// How many calls may wait for one (`server.limits.queue_depth`).
+        depth: usize,
+    },
+    /// The principal has as many calls queued or being judged as it may.
     #[error(
         "the daemon is overloaded by {principal}: {cap} of its calls are queued or being judged (server.limits.max_queued_per_principal)"
     )]
-    PrincipalFull { principal: String, cap: usize },
+    PrincipalFull {
+        /// The principal, by token name or address.
+        principal: String,
+        /// `server.limits.max_queued_per_principal`.
+        cap: usize,
+    },
+    /// The job panicked (its thread lives on).
     #[error("the job panicked")]
     Panicked,
 }
@@ -110,6 +123,7 @@ impl WorkerPool {
         self.busy.load(Ordering::Acquire)
     }
 
+    /// How many judging threads the pool runs.
     pub fn workers(&self) -> usize {
         self.workers
     }

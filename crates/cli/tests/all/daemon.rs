@@ -658,6 +658,56 @@ async fn every_documented_route_is_served() {
     }
 }
 
+#[tokio::test]
+async fn every_route_that_needs_a_token_refuses_a_wrong_one_and_a_role_it_does_not_allow() {
+    use warden_server::Role;
+    // One wrong token per route: more than the default allowance of wrong
+    // credentials from one address.
+    let daemon = Daemon::start(&format!(
+        "{}{}  limits: {{auth_failures_burst: 1000, auth_failures_per_minute: 1000}}\n",
+        allowlist("allowlist", &["bash"], &["rm"]),
+        server_block(false)
+    ));
+    let tokens = [
+        (AGENT, Role::Agent),
+        (INTERNAL, Role::Internal),
+        (ADMIN, Role::Admin),
+        (APPROVER, Role::Approver),
+    ];
+    let mut forbidden = 0;
+    for route in warden_server::ROUTES {
+        let Some(access) = route.access else { continue };
+        let method = Method::from_bytes(route.method.as_bytes()).unwrap();
+        let send = async |token: &str| {
+            let response = daemon
+                .request(method.clone(), route.path, Some(token))
+                .json(&json!({}))
+                .send()
+                .await
+                .unwrap();
+            let status = response.status().as_u16();
+            (status, response.json::<Value>().await.unwrap())
+        };
+        let (status, body) = send("not-a-configured-token").await;
+        assert_eq!(status, 401, "{} {}: {body}", route.method, route.path);
+        assert_eq!(body["error"]["code"], "unauthorized", "{body}");
+        for (token, role) in tokens {
+            if access.allows(role, false) {
+                continue;
+            }
+            let (status, body) = send(token).await;
+            assert_eq!(
+                status, 403,
+                "{} {} as {role}: {body}",
+                route.method, route.path
+            );
+            assert_eq!(body["error"]["code"], "forbidden", "{body}");
+            forbidden += 1;
+        }
+    }
+    assert!(forbidden > 0, "no route refuses any role");
+}
+
 #[test]
 fn the_example_daemon_config_starts() {
     let data = tempfile::tempdir().unwrap();

@@ -48,6 +48,7 @@ pub struct Sessions {
 }
 
 impl Sessions {
+    /// No session open.
     pub fn new() -> Sessions {
         Sessions::default()
     }
@@ -94,14 +95,17 @@ impl Sessions {
         }
     }
 
+    /// Ends the session of this id (a sign-out); an unknown id is ignored.
     pub fn close(&self, id: &str) {
         self.lock().remove(id);
     }
 
+    /// How many sessions are open.
     pub fn len(&self) -> usize {
         self.lock().len()
     }
 
+    /// No session is open.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

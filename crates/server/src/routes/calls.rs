@@ -1,0 +1,275 @@
+//! What an agent's model wants to run: one tool call (`/v1/evaluate`) or a
+//! model response through the approval gate (the tool-calls route). What the
+//! model controls never makes an error here: a body refused for its size or
+//! content is a deny decision, logged like any other.
+
+use std::sync::Arc;
+
+use axum::extract::{FromRequestParts, Path, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+use warden::Evaluation;
+use warden_approval::validate::check_id;
+use warden_approval::{ApprovalError, GateOutcome, ModelResponse, RunRef};
+use warden_types::Caller;
+use warden_types::decision::Reason;
+use warden_types::request::{RequestError, ToolCall};
+
+use super::extract::{Authorized, CheckedBody};
+use crate::auth::Principal;
+use crate::body::{ApiError, Refusal};
+use crate::outcomes::requester;
+use crate::refusal::{self, OVERLOADED, STORE_UNAVAILABLE};
+use crate::state::DaemonState;
+
+/// The response header that carries the decision log's id for a decision.
+pub const DECISION_ID_HEADER: &str = "x-warden-decision-id";
+
+/// `POST /v1/evaluate`: one tool call, the decision (as `warden eval` prints it).
+/// What the agent's model controls never makes an error here: a body too large,
+/// not JSON, too deep, with a duplicate key, a bad tool name or id, or a thread
+/// waiting for a human, is a deny decision, logged like any other.
+pub(super) async fn evaluate(
+    State(daemon): State<Arc<DaemonState>>,
+    Authorized(who): Authorized,
+    CheckedBody(body): CheckedBody,
+) -> Result<Response, ApiError> {
+    let bytes = match body {
+        Ok(bytes) => bytes,
+        Err(refusal) => {
+            let call = what_was_sent(refusal.body.as_deref().unwrap_or_default());
+            return Ok(refuse(&daemon, &who, &call, refusal).await);
+        }
+    };
+    let call = match ToolCall::from_checked_json(&bytes) {
+        Ok(call) => Arc::new(call),
+        Err(err) => {
+            return match Refusal::of(&err) {
+                Some(refusal) => Ok(refuse(&daemon, &who, &what_was_sent(&bytes), refusal).await),
+                None => Err(request_error(err)),
+            };
+        }
+    };
+    let caller = super::extract::caller_of(&who);
+    let judged = {
+        let (call, principal) = (call.clone(), who.name.clone());
+        daemon
+            .offload(move |daemon| judge_call(daemon, &principal, &call, caller))
+            .await
+    };
+    let evaluation = match judged {
+        Ok(judged) => judged?,
+        Err(err) if err.is_overload() => {
+            let generation = daemon.warden.snapshot().generation();
+            refusal::evaluation(&call, caller, generation, OVERLOADED, &err.to_string())
+                .map_err(request_error)?
+        }
+        Err(err) => return Err(ApiError::from(err)),
+    };
+    Ok(decided(&daemon, &who, &call, &evaluation).await)
+}
+
+/// The error for what only the harness controls in a call (its context).
+fn request_error(err: RequestError) -> ApiError {
+    ApiError::bad_request(err.to_string())
+}
+
+/// Answers a decision: counted, logged (and synced, with `fsync: always`), its
+/// log id in the header.
+async fn decided(
+    daemon: &DaemonState,
+    who: &Principal,
+    call: &ToolCall,
+    evaluation: &Evaluation,
+) -> Response {
+    daemon.metrics.observe(evaluation);
+    let id = daemon
+        .decisions
+        .record(call, evaluation, Some(requester(who)));
+    daemon.decisions.synced().await;
+    let mut response = axum::Json(evaluation).into_response();
+    if let Ok(value) = HeaderValue::from_str(&id) {
+        response.headers_mut().insert(DECISION_ID_HEADER, value);
+    }
+    response
+}
+
+/// The deny decision for a request refused before it could be judged.
+async fn refuse(
+    daemon: &DaemonState,
+    who: &Principal,
+    call: &ToolCall,
+    refusal: Refusal,
+) -> Response {
+    let evaluation = daemon.warden.refusal(refusal.code, &refusal.message);
+    let mut response = decided(daemon, who, call, &evaluation).await;
+    if refusal.body.is_none() {
+        close_after(&mut response);
+    }
+    response
+}
+
+/// A body refused before it was read to its end (too large) may still be on
+/// its way, so the connection cannot carry another request: say so.
+fn close_after(response: &mut Response) {
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+}
+
+/// What a refused body said it was, for the decision log: its tool name and
+/// ids when it is JSON and they are short strings, else nothing.
+fn what_was_sent(bytes: &[u8]) -> ToolCall {
+    let body: serde_json::Value = serde_json::from_slice(bytes).unwrap_or_default();
+    let text = |v: &serde_json::Value| {
+        v.as_str()
+            .filter(|s| {
+                s.len() <= warden_types::request::MAX_ID_BYTES && !s.chars().any(char::is_control)
+            })
+            .map(str::to_string)
+    };
+    let mut call = ToolCall::new(text(&body["tool_name"]).unwrap_or_default(), json!({}));
+    call.tool_call_id = text(&body["tool_call_id"]);
+    let context = &body["context"];
+    call.context.thread_id = text(&context["thread_id"]);
+    call.context.run_id = text(&context["run_id"]);
+    call.context.agent_id = text(&context["agent_id"]);
+    call
+}
+
+/// On a judging thread: the thread's pending approval, then the pipeline
+/// ([`warden_approval::ApprovalGate::evaluate`]).
+fn judge_call(
+    daemon: &DaemonState,
+    principal: &str,
+    call: &ToolCall,
+    caller: Caller,
+) -> Result<Evaluation, ApiError> {
+    daemon
+        .gate
+        .evaluate(principal, call, caller)
+        .map_err(request_error)
+}
+
+/// The run a tool-calls route names, under the caller's principal, its ids
+/// checked before the body is read.
+pub(super) struct Run(RunRef);
+
+impl FromRequestParts<Arc<DaemonState>> for Run {
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        daemon: &Arc<DaemonState>,
+    ) -> Result<Self, Response> {
+        let Authorized(who) = Authorized::from_request_parts(parts, daemon)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let Path((thread_id, run_id)) = Path::<(String, String)>::from_request_parts(parts, daemon)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let run = RunRef::new(thread_id, run_id).of(&*who.name);
+        for (field, id) in [("thread_id", &run.thread_id), ("run_id", &run.run_id)] {
+            check_id(field, id)
+                .map_err(|err| ApiError::from(ApprovalError::from(err)).into_response())?;
+        }
+        Ok(Run(run))
+    }
+}
+
+/// `POST /v1/threads/{thread_id}/runs/{run_id}/tool-calls`: a model response
+/// through the approval gate: what runs, what is denied, what waits for a human.
+pub(super) async fn tool_calls(
+    State(daemon): State<Arc<DaemonState>>,
+    Authorized(who): Authorized,
+    Run(run): Run,
+    CheckedBody(body): CheckedBody,
+) -> Result<Response, ApiError> {
+    let caller = super::extract::caller_of(&who);
+    let mut unread = false;
+    let outcome = match body {
+        // Every call it lists is denied; when it cannot be read, none is listed
+        // and none runs.
+        Err(refusal) => {
+            unread = refusal.body.is_none();
+            let message = refusal
+                .body
+                .as_deref()
+                .and_then(|body| serde_json::from_slice::<ModelResponse>(body).ok())
+                .map(|response| response.message);
+            let reason = Reason::new(refusal.code, refusal.message);
+            let outcome = daemon.gate.refuse(&run, message.as_ref(), reason);
+            if outcome.calls.is_empty() {
+                // Nothing to log per call: log the refusal itself.
+                let mut call = ToolCall::new("", json!({}));
+                call.context.thread_id = Some(run.thread_id.clone());
+                call.context.run_id = Some(run.run_id.clone());
+                let notice = &outcome.notices[0];
+                let evaluation = daemon.warden.refusal(&notice.code, &notice.message);
+                daemon.metrics.observe(&evaluation);
+                daemon
+                    .decisions
+                    .record(&call, &evaluation, Some(requester(&who)));
+            }
+            outcome
+        }
+        Ok(bytes) => {
+            let submitted = {
+                let (run, bytes) = (run.clone(), bytes.clone());
+                daemon
+                    .offload(move |daemon| submit(daemon, &run, &bytes, caller))
+                    .await
+            };
+            match submitted {
+                Ok(outcome) => outcome?,
+                Err(err) if err.is_overload() => {
+                    let response = ModelResponse::from_json(&bytes)?;
+                    let generation = daemon.warden.snapshot().generation();
+                    refusal::gate_outcome(
+                        &run,
+                        &response,
+                        caller,
+                        generation,
+                        OVERLOADED,
+                        &err.to_string(),
+                    )?
+                }
+                Err(err) => return Err(ApiError::from(err)),
+            }
+        }
+    };
+    daemon.record_gate(&outcome, &who).await;
+    let mut response = axum::Json(outcome).into_response();
+    if unread {
+        close_after(&mut response);
+    }
+    Ok(response)
+}
+
+/// On a judging thread: a model response through the gate. When the store
+/// cannot be read or written, nothing of the response runs.
+fn submit(
+    daemon: &DaemonState,
+    run: &RunRef,
+    bytes: &[u8],
+    caller: Caller,
+) -> Result<GateOutcome, ApiError> {
+    let response = ModelResponse::from_json(bytes)?;
+    match daemon.gate.submit(run, &response, caller) {
+        Err(ApprovalError::Store(err)) => {
+            let generation = daemon.warden.snapshot().generation();
+            let message = format!("the approval store failed: {err}");
+            Ok(refusal::gate_outcome(
+                run,
+                &response,
+                caller,
+                generation,
+                STORE_UNAVAILABLE,
+                &message,
+            )?)
+        }
+        other => Ok(other?),
+    }
+}
