@@ -14,6 +14,8 @@ use warden_runtime::input_file::{self, InputKind};
 pub use warden_runtime::spec::{InstanceMode, Limits, ProviderSpec, Role};
 pub use warden_types::OnError;
 
+mod others;
+
 pub use crate::approval_list::config::{
     DEFAULT_MAX_PENDING, Durability, Entry, HitlApproval, NonInteractive, NotifyHook,
     parse_duration,
@@ -28,6 +30,12 @@ const DEFAULT_CONFIG_FILES: &[(&str, &str)] = &[(
     "passport.json",
     include_str!("../../../examples/passport.json"),
 )];
+
+/// The top-level sections of the file that the faces above the library own:
+/// the daemon's `server:` and the decision log's `decision_log:` (whose
+/// `redact` patterns the library applies to reasons). [`Config::parse`] skips
+/// them; a face that owns one reads it from the same text.
+pub const FACE_SECTIONS: &[&str] = &["server", "decision_log"];
 
 /// The data directory when the configuration names none.
 pub const DEFAULT_DATA_DIR: &str = ".warden";
@@ -54,14 +62,6 @@ pub struct Config {
     /// this file. Default: `.warden` in the working directory.
     #[serde(default)]
     pub data_dir: Option<PathBuf>,
-    /// `decision_log:`: the library reads `redact` (reasons are redacted
-    /// when they are made); the rest is the daemon's (`warden_server`).
-    #[serde(default)]
-    pub decision_log: DecisionLogSection,
-    /// `server:`: the daemon's (`warden_server`), which reads and checks it;
-    /// the library accepts it so that one file serves both.
-    #[serde(default, rename = "server")]
-    _server: Option<serde::de::IgnoredAny>,
     /// Sign every decision with this key (see `warden keygen`). Absent: no records.
     #[serde(default)]
     pub signing: Option<SigningConfig>,
@@ -71,19 +71,14 @@ pub struct Config {
     /// The file this was read from, for messages (`<embedded>` for the default).
     #[serde(skip)]
     pub source: String,
-}
-
-/// What the library reads of `decision_log:`.
-#[derive(Clone, Debug, Default, Deserialize)]
-pub struct DecisionLogSection {
     /// Extra regular expressions whose matches are replaced by `[REDACTED]`
-    /// in reason messages (and, in the daemon, logged arguments), after the
-    /// built-in ones.
-    #[serde(default)]
+    /// in reason messages when they are made, after the built-in ones. Not a
+    /// section of the library's: the file spells it `decision_log.redact`, in
+    /// the decision log's section, and the reader of that section hands it
+    /// over ([`Config::parse`] for an embedder, the daemon's config for
+    /// `warden serve`).
+    #[serde(skip)]
     pub redact: Vec<String>,
-    /// The daemon's keys, checked by the daemon.
-    #[serde(flatten)]
-    _daemon: std::collections::BTreeMap<String, serde::de::IgnoredAny>,
 }
 
 /// `signing:`: the host signs decision records with an Ed25519 key.
@@ -208,10 +203,36 @@ impl Config {
         config
     }
 
-    /// Parses and validates configuration text; `file` names it in errors and
-    /// `base_dir` anchors its relative paths.
+    /// Parses and validates configuration text as an embedder reads the
+    /// shared file: the library's sections, and `decision_log.redact` for
+    /// [`Config::redact`]; the faces' sections ([`FACE_SECTIONS`]) are left
+    /// to their owners. `file` names the text in errors and `base_dir`
+    /// anchors its relative paths.
     pub fn parse(text: &str, file: &str, base_dir: PathBuf) -> Result<Config, ConfigError> {
-        let mut config: Config = parse_yaml(text, file)?;
+        let mut config = Config::parse_own(text, file, base_dir, FACE_SECTIONS)?;
+        let redaction: RedactionOnly = parse_yaml(text, file)?;
+        config.redact = redaction.decision_log.redact;
+        Ok(config)
+    }
+
+    /// Parses and validates the library's own sections of configuration
+    /// text, skipping the top-level sections named in `others`, which their
+    /// owners read from the same text (the daemon: `server:`,
+    /// `decision_log:`). Any other key is refused with its path and line.
+    /// [`Config::redact`] is left empty for the owner of `decision_log:` to
+    /// fill.
+    pub fn parse_own(
+        text: &str,
+        file: &str,
+        base_dir: PathBuf,
+        others: &[&str],
+    ) -> Result<Config, ConfigError> {
+        let mut config: Config = parse_yaml_with(text, file, |deserializer| {
+            Config::deserialize(others::SkipOthers {
+                inner: deserializer,
+                others,
+            })
+        })?;
         config.base_dir = base_dir;
         config.source = file.to_string();
         config.validate()?;
@@ -385,18 +406,50 @@ pub fn parse_yaml<T: serde::de::DeserializeOwned>(
     text: &str,
     file: &str,
 ) -> Result<T, ConfigError> {
-    let deserializer = serde_norway::Deserializer::from_str(text);
-    serde_path_to_error::deserialize(deserializer).map_err(|err| {
-        let key = display_path(err.path());
-        let inner = err.into_inner();
-        let location = Location(inner.location().map(|l| (l.line(), l.column())));
-        ConfigError::Invalid {
-            file: file.to_string(),
-            key,
-            message: strip_location(&inner.to_string()),
-            location,
-        }
-    })
+    parse_yaml_with(text, file, |deserializer| T::deserialize(deserializer))
+}
+
+/// What the library reads of the decision log's section: the patterns it
+/// redacts reasons with. The rest of `decision_log:` is the decision log's.
+#[derive(Default, Deserialize)]
+struct RedactionOnly {
+    #[serde(default)]
+    decision_log: RedactKey,
+}
+
+#[derive(Default, Deserialize)]
+struct RedactKey {
+    #[serde(default)]
+    redact: Vec<String>,
+}
+
+/// Runs `read` over the text's YAML, tracking the path, so that an error
+/// names the file, the key's path and the line.
+fn parse_yaml_with<'de, T>(
+    text: &'de str,
+    file: &str,
+    read: impl FnOnce(
+        serde_path_to_error::Deserializer<'_, '_, serde_norway::Deserializer<'de>>,
+    ) -> Result<T, serde_norway::Error>,
+) -> Result<T, ConfigError> {
+    let mut track = serde_path_to_error::Track::new();
+    let deserializer = serde_path_to_error::Deserializer::new(
+        serde_norway::Deserializer::from_str(text),
+        &mut track,
+    );
+    read(deserializer)
+        .map_err(|err| serde_path_to_error::Error::new(track.path(), err))
+        .map_err(|err| {
+            let key = display_path(err.path());
+            let inner = err.into_inner();
+            let location = Location(inner.location().map(|l| (l.line(), l.column())));
+            ConfigError::Invalid {
+                file: file.to_string(),
+                key,
+                message: strip_location(&inner.to_string()),
+                location,
+            }
+        })
 }
 
 /// `guardrails.providers[0].limits`, from serde_path_to_error's path.
@@ -464,6 +517,76 @@ mod tests {
         assert!(err.contains("guardrails.providers[0].limits"), "{err}");
         assert!(err.contains("fuell"), "{err}");
         assert!(err.contains("line 6"), "{err}");
+    }
+
+    #[test]
+    fn an_unknown_top_level_key_is_refused_with_its_name_and_line() {
+        let err = parse("triage: {}\ngaurdrails: {}\n")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "test.yaml: gaurdrails: unknown field `gaurdrails`, expected one of `guardrails`, \
+             `hitl_approval`, `permissions`, `triage`, `data_dir`, `signing`, `server`, \
+             `decision_log` (line 2, column 1)"
+        );
+    }
+
+    #[test]
+    fn a_top_level_key_given_twice_or_a_file_not_a_mapping_is_refused_as_serde_says() {
+        let twice = parse("triage: {}\ntriage: {}\n").unwrap_err().to_string();
+        assert_eq!(
+            twice,
+            "test.yaml: <top level>: duplicate field `triage` (line 1, column 1)"
+        );
+        let scalar = parse("5").unwrap_err().to_string();
+        assert_eq!(
+            scalar,
+            "test.yaml: <top level>: invalid type: integer `5`, expected struct Config (line 1, column 1)"
+        );
+    }
+
+    #[test]
+    fn the_faces_sections_are_skipped_unread_and_redact_is_taken() {
+        let config = parse(
+            "server:\n  listen: nowhere\n  anything: [1, 2]\ndecision_log:\n  fsync: always\n  redact: ['acct-[0-9]+']\ntriage: {detector: true}\n",
+        )
+        .unwrap();
+        assert!(config.triage.detector);
+        assert_eq!(config.redact, ["acct-[0-9]+"]);
+    }
+
+    #[test]
+    fn a_section_the_library_is_not_told_of_is_refused() {
+        let err = Config::parse_own("server: {}\n", "test.yaml", PathBuf::from("."), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown field `server`"), "{err}");
+        assert!(err.contains("line 1"), "{err}");
+    }
+
+    #[test]
+    fn the_owner_of_decision_log_fills_redact() {
+        let config = Config::parse_own(
+            "decision_log: {redact: [x]}\n",
+            "test.yaml",
+            PathBuf::from("."),
+            &["decision_log"],
+        )
+        .unwrap();
+        assert!(config.redact.is_empty());
+    }
+
+    #[test]
+    fn an_error_after_a_skipped_section_names_its_path_and_line() {
+        let err = parse("server:\n  listen: x\nguardrails:\n  enabeld: false\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("test.yaml: guardrails.enabeld: guardrails: unknown field `enabeld`"),
+            "{err}"
+        );
+        assert!(err.contains("line 4"), "{err}");
     }
 
     #[test]
