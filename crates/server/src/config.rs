@@ -1,6 +1,7 @@
 //! The configuration file as the daemon reads it, composed of the library's
 //! sections (`warden::Config`: providers, permissions, triage, approvals,
-//! signing) and the daemon's own (`server:`, `decision_log:`), from one file.
+//! signing), the approval store's (`hitl_approval.durability`) and the
+//! daemon's own (`server:`, `decision_log:`), from one file.
 //! The library reads its sections, skipping the daemon's, and refuses every
 //! top-level key nobody owns; this reads the daemon's sections and refuses
 //! unknown keys inside them, each error naming the file, the key and the line.
@@ -13,6 +14,7 @@ use serde::Deserialize;
 use warden::config::ConfigFile;
 pub use warden::config::{ConfigError, Limits, OnError};
 
+use warden_approval::StoreConfig;
 use warden_log::DecisionLogConfig;
 
 use crate::auth::TokenSpec;
@@ -25,6 +27,8 @@ pub struct Config {
     /// The library's sections (`warden::Config`): what a call is judged
     /// with. Its `redact` is `decision_log.redact`.
     pub core: warden::Config,
+    /// The approval store's keys (`hitl_approval.durability`).
+    pub store: StoreConfig,
     /// The daemon (`warden serve`): address, tokens, request limits.
     pub server: ServerConfig,
     /// The daemon's decision log.
@@ -77,6 +81,7 @@ impl Config {
         core.redact = sections.decision_log.redact.clone();
         Ok(Config {
             core,
+            store: StoreConfig::parse(text, file)?,
             server: sections.server,
             decision_log: sections.decision_log,
         })
@@ -94,6 +99,7 @@ impl From<warden::Config> for Config {
         Config {
             core,
             decision_log,
+            store: StoreConfig::default(),
             server: ServerConfig::default(),
         }
     }

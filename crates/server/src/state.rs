@@ -131,7 +131,7 @@ impl Fixed {
                 log.fsync,
                 log.fsync_interval_ms,
             ),
-            durability: config.core.hitl_approval.durability,
+            durability: config.store.durability,
             data_dir: config.core.data_dir(),
             limits: config.server.limits.fixed_at_start(),
             public_url: config.server.public_base(),
@@ -194,7 +194,7 @@ impl DaemonState {
         // A provider that cannot be configured stops the start.
         let warden = Arc::new(Warden::new_healthy(&config.core)?);
         let limits = settings.limits;
-        let store = SqliteApprovalStore::open_in(&data_dir, config.core.hitl_approval.durability)?;
+        let store = SqliteApprovalStore::open_in(&data_dir, config.store.durability)?;
         store.set_busy_timeout(limits.store_busy_timeout())?;
         let gate = ApprovalGate::new(warden.clone(), Arc::new(store));
         let decisions = DecisionLog::open(&config.decision_log, &data_dir)?;

@@ -1,6 +1,12 @@
 //! The operator's configuration: one YAML file, parsed strictly. An unknown key,
 //! a wrong type or a value out of range is refused with the file, the key's path
 //! in the file (`guardrails.providers[0].limits.fuel`) and, where known, the line.
+//!
+//! The file has sections other crates own: the daemon's `server:` and
+//! `decision_log:` ([`FACE_SECTIONS`]) and the approval store's
+//! `hitl_approval.durability` ([`STORE_KEYS`]). The library's [`Config`] does
+//! not hold them: its parser skips them, unread, and each owner reads its own
+//! from the same text with [`parse_yaml`].
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -17,7 +23,7 @@ pub use warden_types::OnError;
 mod others;
 
 pub use crate::approval_list::config::{
-    DEFAULT_MAX_PENDING, Durability, Entry, HitlApproval, NonInteractive, NotifyHook,
+    DEFAULT_MAX_PENDING, Entry, HitlApproval, NonInteractive, NotifyHook, STORE_KEYS,
     parse_duration,
 };
 
@@ -47,8 +53,9 @@ pub struct Config {
     /// The providers and what their failures mean (`guardrails:`).
     #[serde(default)]
     pub guardrails: Guardrails,
-    /// Tools whose calls need a human's approval (`approval::HitlApproval`).
-    #[serde(default)]
+    /// Tools whose calls need a human's approval (`approval::HitlApproval`);
+    /// the section's [`STORE_KEYS`] are the approval store's, skipped here.
+    #[serde(default, deserialize_with = "without_store_keys")]
     pub hitl_approval: HitlApproval,
     /// The native permission engine. Absent: `full_auto` with no rules (the
     /// sensitive paths and the checks on hidden characters and opaque shell
@@ -79,6 +86,16 @@ pub struct Config {
     /// `warden serve`).
     #[serde(skip)]
     pub redact: Vec<String>,
+}
+
+/// Reads `hitl_approval:`, skipping the approval store's keys.
+fn without_store_keys<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<HitlApproval, D::Error> {
+    HitlApproval::deserialize(others::SkipOthers {
+        inner: deserializer,
+        others: STORE_KEYS,
+    })
 }
 
 /// `signing:`: the host signs decision records with an Ed25519 key.
@@ -587,6 +604,21 @@ mod tests {
             "{err}"
         );
         assert!(err.contains("line 4"), "{err}");
+    }
+
+    #[test]
+    fn the_stores_key_in_hitl_approval_is_skipped_and_a_typo_beside_it_refused() {
+        let config = parse("hitl_approval:\n  durability: full\n  tools: [bash]\n").unwrap();
+        assert_eq!(config.hitl_approval.tools, ["bash"]);
+        let err = parse("hitl_approval:\n  durability: full\n  tols: [bash]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("test.yaml: hitl_approval.tols: hitl_approval: unknown field `tols`"),
+            "{err}"
+        );
+        assert!(err.contains("`durability`"), "{err}");
+        assert!(err.ends_with("(line 3, column 3)"), "{err}");
     }
 
     #[test]

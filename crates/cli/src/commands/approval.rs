@@ -313,7 +313,7 @@ fn data_dir(args: &StoreArgs) -> anyhow::Result<(Config, PathBuf)> {
 fn open_gate(args: &StoreArgs) -> anyhow::Result<ApprovalGate> {
     let (config, dir) = data_dir(args)?;
     let warden = Warden::new(&config.core)?;
-    let gate = ApprovalGate::open(Arc::new(warden), &dir, config.core.hitl_approval.durability)?;
+    let gate = ApprovalGate::open(Arc::new(warden), &dir, config.store.durability)?;
     // Where no daemon sweeps the store, the command line purges what is due
     // (a busy store is purged next time).
     if let Err(err) = gate.purge_resolved() {
@@ -331,7 +331,7 @@ fn existing_store(args: &StoreArgs) -> anyhow::Result<Option<SqliteApprovalStore
     }
     Ok(Some(SqliteApprovalStore::open(
         &path,
-        config.core.hitl_approval.durability,
+        config.store.durability,
     )?))
 }
 
