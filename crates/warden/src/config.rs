@@ -663,4 +663,65 @@ mod tests {
                 .to_string();
         assert!(err.contains("providers[0].on_error"), "{err}");
     }
+
+    /// Properties over generated files (proptest): whatever the order of the
+    /// sections, the library reads a file as if the sections it skips were
+    /// not there, and refuses it exactly when a key nobody owns is in it,
+    /// naming that key and its line.
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Top-level entries: the library's, the faces', and one nobody owns.
+        const ENTRIES: &[(&str, &str)] = &[
+            ("triage", "{detector: true}"),
+            ("data_dir", "state"),
+            (
+                "hitl_approval",
+                "{tools: [bash], durability: full, max_pending_per_principal: 7}",
+            ),
+            ("server", "{listen: 127.0.0.1:1, tokens: [{anything: 1}]}"),
+            ("decision_log", "{fsync: always, redact: ['x+']}"),
+            ("nobody", "{a: 1}"),
+        ];
+
+        fn text(entries: &[(&str, &str)]) -> String {
+            entries.iter().map(|(k, v)| format!("{k}: {v}\n")).collect()
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig {
+                cases: 256,
+                failure_persistence: None,
+                ..ProptestConfig::default()
+            })]
+
+            #[test]
+            fn a_skipped_section_reads_as_if_absent_and_only_an_unowned_key_is_refused(
+                order in Just((0..ENTRIES.len()).collect::<Vec<_>>()).prop_shuffle(),
+                take in prop::collection::vec(any::<bool>(), ENTRIES.len()),
+            ) {
+                let chosen: Vec<_> = order.into_iter().filter(|&i| take[i]).map(|i| ENTRIES[i]).collect();
+                let own: Vec<_> = chosen.iter().copied().filter(|(k, _)| !FACE_SECTIONS.contains(k)).collect();
+                let skipping = Config::parse_own(&text(&chosen), "p.yaml", ".".into(), FACE_SECTIONS);
+                let without = Config::parse_own(&text(&own), "p.yaml", ".".into(), &[]);
+                match chosen.iter().position(|(k, _)| *k == "nobody") {
+                    Some(at) => {
+                        let err = skipping.unwrap_err().to_string();
+                        let named = "p.yaml: nobody: unknown field `nobody`";
+                        prop_assert!(err.starts_with(named), "{}", err);
+                        let line = format!("(line {}, column 1)", at + 1);
+                        prop_assert!(err.ends_with(&line), "{}", err);
+                        prop_assert!(without.is_err());
+                    }
+                    None => {
+                        let (skipping, without) = (skipping.unwrap(), without.unwrap());
+                        prop_assert_eq!(skipping.triage.detector, without.triage.detector);
+                        prop_assert_eq!(skipping.data_dir, without.data_dir);
+                        prop_assert_eq!(skipping.hitl_approval, without.hitl_approval);
+                    }
+                }
+            }
+        }
+    }
 }
