@@ -63,9 +63,11 @@ impl Config {
 
     /// The embedded default configuration (shipped providers only).
     pub fn embedded() -> Config {
+        let store = StoreConfig::parse(warden::config::DEFAULT_CONFIG, "<embedded>")
+            .expect("the embedded default configuration is valid");
         Config {
-            core: warden::Config::embedded(),
-            ..Config::default()
+            store,
+            ..Config::from(warden::Config::embedded())
         }
     }
 
@@ -238,6 +240,13 @@ mod tests {
         );
         assert!(err.contains("`server`, `decision_log`"), "{err}");
         assert!(err.ends_with("(line 2, column 1)"), "{err}");
+    }
+
+    #[test]
+    fn the_embedded_default_is_valid_for_the_daemon() {
+        let config = Config::embedded();
+        assert!(!config.core.guardrails.providers.is_empty());
+        assert_eq!(config.server, ServerConfig::default());
     }
 
     #[test]
