@@ -92,7 +92,7 @@ impl ApprovalGate {
     pub fn open(
         warden: Arc<Warden>,
         data_dir: &std::path::Path,
-        durability: warden::config::Durability,
+        durability: crate::durability::Durability,
     ) -> Result<Self, StoreError> {
         let store = crate::sqlite::SqliteApprovalStore::open_in(data_dir, durability)?;
         Ok(ApprovalGate::new(warden, Arc::new(store)))

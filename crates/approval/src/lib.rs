@@ -4,12 +4,16 @@
 //!
 //! ```no_run
 //! use std::sync::Arc;
-//! use warden_approval::{ApprovalGate, ModelResponse, ResumeRequest, Reviewer, RunRef};
+//! use warden_approval::{ApprovalGate, ModelResponse, ResumeRequest, Reviewer, RunRef, StoreConfig};
+//! use warden::config::ConfigFile;
 //! use warden::{Caller, Config, Warden};
 //!
-//! let config = Config::embedded();
+//! // One file: the library reads its sections, the store its own.
+//! let file = ConfigFile::read("warden.yaml".as_ref())?;
+//! let config = Config::parse(&file.text, &file.name, file.base_dir)?;
+//! let store = StoreConfig::parse(&file.text, &file.name)?;
 //! let warden = Arc::new(Warden::new(&config)?);
-//! let gate = ApprovalGate::open(warden, &config.data_dir(), config.hitl_approval.durability)?;
+//! let gate = ApprovalGate::open(warden, &config.data_dir(), store.durability)?;
 //! let response = ModelResponse::from_json(br#"{"message": {"tool_calls": [
 //!     {"id": "call_1", "name": "bash", "args": {"command": "git push"}}]}}"#)?;
 //! let outcome = gate.submit(&RunRef::new("thread-1", "run-1"), &response, Caller::Agent)?;
@@ -24,6 +28,7 @@
 
 #![deny(missing_docs)]
 
+pub mod durability;
 pub mod gate;
 pub mod grant;
 pub mod interaction;
@@ -37,6 +42,7 @@ pub mod store;
 pub mod unjudged;
 pub mod validate;
 
+pub use durability::{Durability, StoreConfig};
 pub use gate::{ApprovalGate, ApprovalView, ModelResponse, RunRef};
 pub use grant::{Grant, GrantExt, GrantFilter, GrantRequest, GrantScope, GrantTarget};
 pub use interaction::{InteractionQuery, InteractionReport, ListedTools};
@@ -50,7 +56,7 @@ pub use store::{
 };
 pub use warden::ApprovalList;
 pub use warden::Listed;
-pub use warden::config::{Durability, HitlApproval, NonInteractive, NotifyHook};
+pub use warden::config::{HitlApproval, NonInteractive, NotifyHook};
 pub use warden_policy::origin::{Reach, RunOrigin};
 pub use warden_types::approval::{
     ApprovalRequest, CallOutcome, CallStatus, DecisionKind, GateOutcome, Resolution, ResolvedBy,

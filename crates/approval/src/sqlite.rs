@@ -11,11 +11,11 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde::{Deserialize, Serialize};
 
 use super::grant::{Grant, GrantFilter};
+use crate::durability::Durability;
 use crate::store::{
     ApprovalEvent, ApprovalRecord, ApprovalStatus, ApprovalStore, EventKind, Expected, Inserted,
     JournalFilter, ListFilter, ResumeKey, StoreError, StoredRequest, now_ms, requests_digest,
 };
-use warden::config::Durability;
 use warden_types::Caller;
 use warden_types::approval::{CallOutcome, Resolution};
 use warden_types::message::AiMessage;

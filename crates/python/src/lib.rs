@@ -13,12 +13,14 @@
 
 // Warden's public API, all of it in one place: the library (`warden`), the
 // approval gate (`warden-approval`) and the wire types (`warden-types`).
+use warden::config::ConfigFile;
 use warden::{CallContext, Caller, Config, ConfigError, Evaluation, Reason, RequestError};
 use warden::{ReloadReport, ToolCall, Warden};
 use warden_approval::validate::{check_id, parse_body};
 use warden_approval::{
     ApprovalError, ApprovalGate, Authority, GrantFilter, InteractionQuery, LOCAL_PRINCIPAL,
-    ListFilter, ModelResponse, RelayNames, ResumeRequest, Reviewer, RunRef, StoreError,
+    ListFilter, ModelResponse, RelayNames, ResumeRequest, Reviewer, RunRef, StoreConfig,
+    StoreError,
 };
 use warden_types::codes::STORE_UNAVAILABLE;
 use warden_types::codes::{INPUT_TOO_DEEP, INPUT_TOO_LARGE, UNENCODABLE_INPUT};
@@ -122,19 +124,23 @@ enum Source {
 }
 
 impl Source {
-    /// The configuration, and the SHA-256 of its bytes.
-    fn read(&self) -> Result<(Config, String), ConfigError> {
-        match self {
-            Source::File(path) => Config::load_with_digest(path),
+    /// The library's configuration, the approval store's, and the SHA-256
+    /// of the text.
+    fn read(&self) -> Result<(Config, StoreConfig, String), ConfigError> {
+        let (text, name, base_dir) = match self {
+            Source::File(path) => {
+                let file = ConfigFile::read(path)?;
+                (file.text, file.name, file.base_dir)
+            }
             Source::Text {
                 text,
                 name,
                 base_dir,
-            } => {
-                let config = Config::parse(text, name, base_dir.clone())?;
-                Ok((config, hex::encode(Sha256::digest(text.as_bytes()))))
-            }
-        }
+            } => (text.clone(), name.clone(), base_dir.clone()),
+        };
+        let config = Config::parse(&text, &name, base_dir)?;
+        let store = StoreConfig::parse(&text, &name)?;
+        Ok((config, store, hex::encode(Sha256::digest(text.as_bytes()))))
     }
 }
 
@@ -228,7 +234,7 @@ impl Core {
         caller: Caller,
         principal: String,
     ) -> Result<Core, LoadFailure> {
-        let (mut config, _) = source.read().map_err(LoadFailure::Config)?;
+        let (mut config, store, _) = source.read().map_err(LoadFailure::Config)?;
         let data_dir_given = data_dir.is_some();
         // As `warden serve --data-dir`: the argument, else the file's, made
         // absolute so that a later change of directory moves nothing.
@@ -237,7 +243,7 @@ impl Core {
         let data_dir = config.create_data_dir().map_err(LoadFailure::Warden)?;
         // As the daemon: a provider that cannot be configured stops the start.
         let warden = Arc::new(Warden::new_healthy(&config).map_err(LoadFailure::Warden)?);
-        let durability = config.hitl_approval.durability;
+        let durability = store.durability;
         let gate = ApprovalGate::open(warden.clone(), &data_dir, durability)
             .map_err(LoadFailure::Store)?;
         Ok(Core {
@@ -291,7 +297,7 @@ impl Core {
                 format!("reload refused, generation {serving} keeps serving: {err}"),
             )
         };
-        let (mut config, digest) = self.source.read().map_err(|e| fail(e.to_string()))?;
+        let (mut config, store, digest) = self.source.read().map_err(|e| fail(e.to_string()))?;
         let mut warnings = Vec::new();
         let wanted_dir = config.data_dir();
         if !self.data_dir_given && config.data_dir.is_some() && wanted_dir != self.data_dir {
@@ -301,7 +307,7 @@ impl Core {
                 self.data_dir.display()
             ));
         }
-        if config.hitl_approval.durability.as_str() != self.durability {
+        if store.durability.as_str() != self.durability {
             warnings.push("hitl_approval.durability changed; restart to apply it".to_string());
         }
         // A new data directory needs a restart: keep the running one.

@@ -1,12 +1,12 @@
-//! The configuration file as the daemon reads it: the library's sections
-//! (`warden::Config`: providers, permissions, triage, approvals, signing) and
-//! the daemon's own (`server:`, and `decision_log:` beyond `redact`), from one
-//! file. The library refuses unknown top-level keys; this refuses unknown keys
-//! inside the daemon's sections, each error naming the file, the key and the
-//! line.
+//! The configuration file as the daemon reads it, composed of the library's
+//! sections (`warden::Config`: providers, permissions, triage, approvals,
+//! signing), the approval store's (`hitl_approval.durability`) and the
+//! daemon's own (`server:`, `decision_log:`), from one file.
+//! The library reads its sections, skipping the daemon's, and refuses every
+//! top-level key nobody owns; this reads the daemon's sections and refuses
+//! unknown keys inside them, each error naming the file, the key and the line.
 
 use std::net::SocketAddr;
-use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -14,6 +14,7 @@ use serde::Deserialize;
 use warden::config::ConfigFile;
 pub use warden::config::{ConfigError, Limits, OnError};
 
+use warden_approval::StoreConfig;
 use warden_log::DecisionLogConfig;
 
 use crate::auth::TokenSpec;
@@ -21,16 +22,21 @@ use crate::limits::HttpLimits;
 use crate::proxies::TrustedProxies;
 
 /// The daemon's whole configuration: the library's, and the daemon's sections.
-/// It dereferences to the library's, which is what a call is judged with.
 #[derive(Clone, Debug, Default)]
 pub struct Config {
-    /// What the library reads (`warden::Config`).
+    /// The library's sections (`warden::Config`): what a call is judged
+    /// with. Its `redact` is `decision_log.redact`.
     pub core: warden::Config,
+    /// The approval store's keys (`hitl_approval.durability`).
+    pub store: StoreConfig,
     /// The daemon (`warden serve`): address, tokens, request limits.
     pub server: ServerConfig,
     /// The daemon's decision log.
     pub decision_log: DecisionLogConfig,
 }
+
+/// The top-level sections of the file the daemon owns.
+const DAEMON_SECTIONS: &[&str] = &["server", "decision_log"];
 
 /// The daemon's sections of the file; the library checked the rest.
 #[derive(Deserialize)]
@@ -57,23 +63,27 @@ impl Config {
 
     /// The embedded default configuration (shipped providers only).
     pub fn embedded() -> Config {
+        let store = StoreConfig::parse(warden::config::DEFAULT_CONFIG, "<embedded>")
+            .expect("the embedded default configuration is valid");
         Config {
-            core: warden::Config::embedded(),
-            ..Config::default()
+            store,
+            ..Config::from(warden::Config::embedded())
         }
     }
 
     /// Parses and validates configuration text; `file` names it in errors and
     /// `base_dir` anchors its relative paths.
     pub fn parse(text: &str, file: &str, base_dir: PathBuf) -> Result<Config, ConfigError> {
-        let core = warden::Config::parse(text, file, base_dir)?;
+        let mut core = warden::Config::parse_own(text, file, base_dir, DAEMON_SECTIONS)?;
         let sections: DaemonSections = warden::config::parse_yaml(text, file)?;
         sections
             .server
             .check()
             .map_err(|(key, message)| core.invalid(format!("server.{key}"), message))?;
+        core.redact = sections.decision_log.redact.clone();
         Ok(Config {
             core,
+            store: StoreConfig::parse(text, file)?,
             server: sections.server,
             decision_log: sections.decision_log,
         })
@@ -81,26 +91,19 @@ impl Config {
 }
 
 impl From<warden::Config> for Config {
-    /// The library's configuration with the daemon's defaults.
+    /// The library's configuration with the daemon's defaults; the decision
+    /// log redacts arguments with the patterns the library redacts reasons with.
     fn from(core: warden::Config) -> Self {
+        let decision_log = DecisionLogConfig {
+            redact: core.redact.clone(),
+            ..DecisionLogConfig::default()
+        };
         Config {
             core,
-            ..Config::default()
+            decision_log,
+            store: StoreConfig::default(),
+            server: ServerConfig::default(),
         }
-    }
-}
-
-impl Deref for Config {
-    type Target = warden::Config;
-
-    fn deref(&self) -> &warden::Config {
-        &self.core
-    }
-}
-
-impl DerefMut for Config {
-    fn deref_mut(&mut self) -> &mut warden::Config {
-        &mut self.core
     }
 }
 
@@ -186,4 +189,73 @@ fn default_listen() -> SocketAddr {
 
 fn yes() -> bool {
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, ConfigError> {
+        Config::parse(text, "serve.yaml", PathBuf::from("."))
+    }
+
+    #[test]
+    fn one_file_configures_the_library_and_the_daemon() {
+        let config = parse(
+            "triage: {detector: true}\nserver:\n  listen: 127.0.0.1:9999\ndecision_log:\n  fsync: always\n  redact: ['acct-[0-9]+']\n",
+        )
+        .unwrap();
+        assert!(config.core.triage.detector);
+        assert_eq!(config.server.listen.port(), 9999);
+        assert_eq!(config.decision_log.fsync, warden_log::Fsync::Always);
+        // The library redacts reasons with the decision log's patterns.
+        assert_eq!(config.core.redact, config.decision_log.redact);
+        assert_eq!(config.core.redact, ["acct-[0-9]+"]);
+    }
+
+    #[test]
+    fn a_typo_inside_server_is_refused_naming_its_path_and_line() {
+        let err = parse("server:\n  listen: 127.0.0.1:9999\n  watch_confg: false\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("serve.yaml: server.watch_confg:"), "{err}");
+        assert!(err.contains("unknown field `watch_confg`"), "{err}");
+        assert!(err.contains("line 3"), "{err}");
+    }
+
+    #[test]
+    fn a_typo_inside_decision_log_is_refused_naming_its_path_and_line() {
+        let err = parse("decision_log:\n  redcat: [x]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("serve.yaml: decision_log.redcat:"), "{err}");
+        assert!(err.contains("line 2"), "{err}");
+    }
+
+    #[test]
+    fn an_unknown_top_level_key_is_refused_naming_it_and_its_line() {
+        let err = parse("server: {}\nsever: {}\n").unwrap_err().to_string();
+        assert!(
+            err.starts_with("serve.yaml: sever: unknown field `sever`, expected one of"),
+            "{err}"
+        );
+        assert!(err.contains("`server`, `decision_log`"), "{err}");
+        assert!(err.ends_with("(line 2, column 1)"), "{err}");
+    }
+
+    #[test]
+    fn the_embedded_default_is_valid_for_the_daemon() {
+        let config = Config::embedded();
+        assert!(!config.core.guardrails.providers.is_empty());
+        assert_eq!(config.server, ServerConfig::default());
+    }
+
+    #[test]
+    fn a_library_config_keeps_its_redaction_in_the_daemons_log() {
+        let core = warden::Config {
+            redact: vec!["acct-[0-9]+".into()],
+            ..warden::Config::default()
+        };
+        assert_eq!(Config::from(core).decision_log.redact, ["acct-[0-9]+"]);
+    }
 }

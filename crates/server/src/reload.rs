@@ -166,7 +166,7 @@ impl DaemonState {
                 settle_data_dir(&mut config, self.data_dir.as_deref());
                 let wanted = Fixed::of(&config);
                 // A new data directory needs a restart: keep the running one.
-                config.set_data_dir(&self.fixed.data_dir);
+                config.core.set_data_dir(&self.fixed.data_dir);
                 let settings = Settings::resolve(&config).map_err(|e| {
                     let kind = match e {
                         ServeError::Tokens(_) | ServeError::NoTokens { .. } => "tokens",
@@ -180,7 +180,7 @@ impl DaemonState {
             })
             .and_then(|(wanted, digest, settings, config)| {
                 // Loaded, checked and swapped in at once, or nothing changes.
-                let report = self.warden.reload(&config, &digest).map_err(|e| {
+                let report = self.warden.reload(&config.core, &digest).map_err(|e| {
                     let kind = match e {
                         warden::Error::Unhealthy { .. } => "configure",
                         _ => "load",

@@ -88,12 +88,14 @@ impl Settings {
         }
         if tokens.is_empty() {
             return Err(ServeError::NoTokens {
-                config: config.source.clone(),
+                config: config.core.source.clone(),
             });
         }
         config.server.limits.check().map_err(ServeError::Limits)?;
-        let notify = notify::resolve(&config.hitl_approval.notify, |var| std::env::var(var).ok())
-            .map_err(ServeError::Notify)?;
+        let notify = notify::resolve(&config.core.hitl_approval.notify, |var| {
+            std::env::var(var).ok()
+        })
+        .map_err(ServeError::Notify)?;
         Ok(Settings {
             notify,
             tokens,
@@ -129,8 +131,8 @@ impl Fixed {
                 log.fsync,
                 log.fsync_interval_ms,
             ),
-            durability: config.hitl_approval.durability,
-            data_dir: config.data_dir(),
+            durability: config.store.durability,
+            data_dir: config.core.data_dir(),
             limits: config.server.limits.fixed_at_start(),
             public_url: config.server.public_base(),
         }
@@ -188,11 +190,11 @@ impl DaemonState {
         let (mut config, digest) = Config::load_with_digest(config_path)?;
         settle_data_dir(&mut config, options.data_dir.as_deref());
         let settings = Settings::resolve(&config)?;
-        let data_dir = config.create_data_dir()?;
+        let data_dir = config.core.create_data_dir()?;
         // A provider that cannot be configured stops the start.
-        let warden = Arc::new(Warden::new_healthy(&config)?);
+        let warden = Arc::new(Warden::new_healthy(&config.core)?);
         let limits = settings.limits;
-        let store = SqliteApprovalStore::open_in(&data_dir, config.hitl_approval.durability)?;
+        let store = SqliteApprovalStore::open_in(&data_dir, config.store.durability)?;
         store.set_busy_timeout(limits.store_busy_timeout())?;
         let gate = ApprovalGate::new(warden.clone(), Arc::new(store));
         let decisions = DecisionLog::open(&config.decision_log, &data_dir)?;
@@ -409,8 +411,8 @@ impl DaemonState {
 pub(crate) fn settle_data_dir(config: &mut Config, command_line: Option<&Path>) {
     let dir = command_line
         .map(Path::to_path_buf)
-        .unwrap_or_else(|| config.data_dir());
-    config.set_data_dir(&dir);
+        .unwrap_or_else(|| config.core.data_dir());
+    config.core.set_data_dir(&dir);
 }
 
 /// Who holds the request's bearer token in `tokens`: 401 saying what is

@@ -1,6 +1,12 @@
 //! The operator's configuration: one YAML file, parsed strictly. An unknown key,
 //! a wrong type or a value out of range is refused with the file, the key's path
 //! in the file (`guardrails.providers[0].limits.fuel`) and, where known, the line.
+//!
+//! The file has sections other crates own: the daemon's `server:` and
+//! `decision_log:` ([`FACE_SECTIONS`]) and the approval store's
+//! `hitl_approval.durability` ([`STORE_KEYS`]). The library's [`Config`] does
+//! not hold them: its parser skips them, unread, and each owner reads its own
+//! from the same text with [`parse_yaml`].
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -14,8 +20,10 @@ use warden_runtime::input_file::{self, InputKind};
 pub use warden_runtime::spec::{InstanceMode, Limits, ProviderSpec, Role};
 pub use warden_types::OnError;
 
+mod others;
+
 pub use crate::approval_list::config::{
-    DEFAULT_MAX_PENDING, Durability, Entry, HitlApproval, NonInteractive, NotifyHook,
+    DEFAULT_MAX_PENDING, Entry, HitlApproval, NonInteractive, NotifyHook, STORE_KEYS,
     parse_duration,
 };
 
@@ -29,6 +37,12 @@ const DEFAULT_CONFIG_FILES: &[(&str, &str)] = &[(
     include_str!("../../../examples/passport.json"),
 )];
 
+/// The top-level sections of the file that the faces above the library own:
+/// the daemon's `server:` and the decision log's `decision_log:` (whose
+/// `redact` patterns the library applies to reasons). [`Config::parse`] skips
+/// them; a face that owns one reads it from the same text.
+pub const FACE_SECTIONS: &[&str] = &["server", "decision_log"];
+
 /// The data directory when the configuration names none.
 pub const DEFAULT_DATA_DIR: &str = ".warden";
 
@@ -39,8 +53,9 @@ pub struct Config {
     /// The providers and what their failures mean (`guardrails:`).
     #[serde(default)]
     pub guardrails: Guardrails,
-    /// Tools whose calls need a human's approval (`approval::HitlApproval`).
-    #[serde(default)]
+    /// Tools whose calls need a human's approval (`approval::HitlApproval`);
+    /// the section's [`STORE_KEYS`] are the approval store's, skipped here.
+    #[serde(default, deserialize_with = "without_store_keys")]
     pub hitl_approval: HitlApproval,
     /// The native permission engine. Absent: `full_auto` with no rules (the
     /// sensitive paths and the checks on hidden characters and opaque shell
@@ -54,14 +69,6 @@ pub struct Config {
     /// this file. Default: `.warden` in the working directory.
     #[serde(default)]
     pub data_dir: Option<PathBuf>,
-    /// `decision_log:`: the library reads `redact` (reasons are redacted
-    /// when they are made); the rest is the daemon's (`warden_server`).
-    #[serde(default)]
-    pub decision_log: DecisionLogSection,
-    /// `server:`: the daemon's (`warden_server`), which reads and checks it;
-    /// the library accepts it so that one file serves both.
-    #[serde(default, rename = "server")]
-    _server: Option<serde::de::IgnoredAny>,
     /// Sign every decision with this key (see `warden keygen`). Absent: no records.
     #[serde(default)]
     pub signing: Option<SigningConfig>,
@@ -71,19 +78,24 @@ pub struct Config {
     /// The file this was read from, for messages (`<embedded>` for the default).
     #[serde(skip)]
     pub source: String,
+    /// Extra regular expressions whose matches are replaced by `[REDACTED]`
+    /// in reason messages when they are made, after the built-in ones. Not a
+    /// section of the library's: the file spells it `decision_log.redact`, in
+    /// the decision log's section, and the reader of that section hands it
+    /// over ([`Config::parse`] for an embedder, the daemon's config for
+    /// `warden serve`).
+    #[serde(skip)]
+    pub redact: Vec<String>,
 }
 
-/// What the library reads of `decision_log:`.
-#[derive(Clone, Debug, Default, Deserialize)]
-pub struct DecisionLogSection {
-    /// Extra regular expressions whose matches are replaced by `[REDACTED]`
-    /// in reason messages (and, in the daemon, logged arguments), after the
-    /// built-in ones.
-    #[serde(default)]
-    pub redact: Vec<String>,
-    /// The daemon's keys, checked by the daemon.
-    #[serde(flatten)]
-    _daemon: std::collections::BTreeMap<String, serde::de::IgnoredAny>,
+/// Reads `hitl_approval:`, skipping the approval store's keys.
+fn without_store_keys<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<HitlApproval, D::Error> {
+    HitlApproval::deserialize(others::SkipOthers {
+        inner: deserializer,
+        others: STORE_KEYS,
+    })
 }
 
 /// `signing:`: the host signs decision records with an Ed25519 key.
@@ -208,10 +220,36 @@ impl Config {
         config
     }
 
-    /// Parses and validates configuration text; `file` names it in errors and
-    /// `base_dir` anchors its relative paths.
+    /// Parses and validates configuration text as an embedder reads the
+    /// shared file: the library's sections, and `decision_log.redact` for
+    /// [`Config::redact`]; the faces' sections ([`FACE_SECTIONS`]) are left
+    /// to their owners. `file` names the text in errors and `base_dir`
+    /// anchors its relative paths.
     pub fn parse(text: &str, file: &str, base_dir: PathBuf) -> Result<Config, ConfigError> {
-        let mut config: Config = parse_yaml(text, file)?;
+        let mut config = Config::parse_own(text, file, base_dir, FACE_SECTIONS)?;
+        let redaction: RedactionOnly = parse_yaml(text, file)?;
+        config.redact = redaction.decision_log.redact;
+        Ok(config)
+    }
+
+    /// Parses and validates the library's own sections of configuration
+    /// text, skipping the top-level sections named in `others`, which their
+    /// owners read from the same text (the daemon: `server:`,
+    /// `decision_log:`). Any other key is refused with its path and line.
+    /// [`Config::redact`] is left empty for the owner of `decision_log:` to
+    /// fill.
+    pub fn parse_own(
+        text: &str,
+        file: &str,
+        base_dir: PathBuf,
+        others: &[&str],
+    ) -> Result<Config, ConfigError> {
+        let mut config: Config = parse_yaml_with(text, file, |deserializer| {
+            Config::deserialize(others::SkipOthers {
+                inner: deserializer,
+                others,
+            })
+        })?;
         config.base_dir = base_dir;
         config.source = file.to_string();
         config.validate()?;
@@ -385,18 +423,50 @@ pub fn parse_yaml<T: serde::de::DeserializeOwned>(
     text: &str,
     file: &str,
 ) -> Result<T, ConfigError> {
-    let deserializer = serde_norway::Deserializer::from_str(text);
-    serde_path_to_error::deserialize(deserializer).map_err(|err| {
-        let key = display_path(err.path());
-        let inner = err.into_inner();
-        let location = Location(inner.location().map(|l| (l.line(), l.column())));
-        ConfigError::Invalid {
-            file: file.to_string(),
-            key,
-            message: strip_location(&inner.to_string()),
-            location,
-        }
-    })
+    parse_yaml_with(text, file, |deserializer| T::deserialize(deserializer))
+}
+
+/// What the library reads of the decision log's section: the patterns it
+/// redacts reasons with. The rest of `decision_log:` is the decision log's.
+#[derive(Default, Deserialize)]
+struct RedactionOnly {
+    #[serde(default)]
+    decision_log: RedactKey,
+}
+
+#[derive(Default, Deserialize)]
+struct RedactKey {
+    #[serde(default)]
+    redact: Vec<String>,
+}
+
+/// Runs `read` over the text's YAML, tracking the path, so that an error
+/// names the file, the key's path and the line.
+fn parse_yaml_with<'de, T>(
+    text: &'de str,
+    file: &str,
+    read: impl FnOnce(
+        serde_path_to_error::Deserializer<'_, '_, serde_norway::Deserializer<'de>>,
+    ) -> Result<T, serde_norway::Error>,
+) -> Result<T, ConfigError> {
+    let mut track = serde_path_to_error::Track::new();
+    let deserializer = serde_path_to_error::Deserializer::new(
+        serde_norway::Deserializer::from_str(text),
+        &mut track,
+    );
+    read(deserializer)
+        .map_err(|err| serde_path_to_error::Error::new(track.path(), err))
+        .map_err(|err| {
+            let key = display_path(err.path());
+            let inner = err.into_inner();
+            let location = Location(inner.location().map(|l| (l.line(), l.column())));
+            ConfigError::Invalid {
+                file: file.to_string(),
+                key,
+                message: strip_location(&inner.to_string()),
+                location,
+            }
+        })
 }
 
 /// `guardrails.providers[0].limits`, from serde_path_to_error's path.
@@ -467,6 +537,91 @@ mod tests {
     }
 
     #[test]
+    fn an_unknown_top_level_key_is_refused_with_its_name_and_line() {
+        let err = parse("triage: {}\ngaurdrails: {}\n")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "test.yaml: gaurdrails: unknown field `gaurdrails`, expected one of `guardrails`, \
+             `hitl_approval`, `permissions`, `triage`, `data_dir`, `signing`, `server`, \
+             `decision_log` (line 2, column 1)"
+        );
+    }
+
+    #[test]
+    fn a_top_level_key_given_twice_or_a_file_not_a_mapping_is_refused_as_serde_says() {
+        let twice = parse("triage: {}\ntriage: {}\n").unwrap_err().to_string();
+        assert_eq!(
+            twice,
+            "test.yaml: <top level>: duplicate field `triage` (line 1, column 1)"
+        );
+        let scalar = parse("5").unwrap_err().to_string();
+        assert_eq!(
+            scalar,
+            "test.yaml: <top level>: invalid type: integer `5`, expected struct Config (line 1, column 1)"
+        );
+    }
+
+    #[test]
+    fn the_faces_sections_are_skipped_unread_and_redact_is_taken() {
+        let config = parse(
+            "server:\n  listen: nowhere\n  anything: [1, 2]\ndecision_log:\n  fsync: always\n  redact: ['acct-[0-9]+']\ntriage: {detector: true}\n",
+        )
+        .unwrap();
+        assert!(config.triage.detector);
+        assert_eq!(config.redact, ["acct-[0-9]+"]);
+    }
+
+    #[test]
+    fn a_section_the_library_is_not_told_of_is_refused() {
+        let err = Config::parse_own("server: {}\n", "test.yaml", PathBuf::from("."), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown field `server`"), "{err}");
+        assert!(err.contains("line 1"), "{err}");
+    }
+
+    #[test]
+    fn the_owner_of_decision_log_fills_redact() {
+        let config = Config::parse_own(
+            "decision_log: {redact: [x]}\n",
+            "test.yaml",
+            PathBuf::from("."),
+            &["decision_log"],
+        )
+        .unwrap();
+        assert!(config.redact.is_empty());
+    }
+
+    #[test]
+    fn an_error_after_a_skipped_section_names_its_path_and_line() {
+        let err = parse("server:\n  listen: x\nguardrails:\n  enabeld: false\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("test.yaml: guardrails.enabeld: guardrails: unknown field `enabeld`"),
+            "{err}"
+        );
+        assert!(err.contains("line 4"), "{err}");
+    }
+
+    #[test]
+    fn the_stores_key_in_hitl_approval_is_skipped_and_a_typo_beside_it_refused() {
+        let config = parse("hitl_approval:\n  durability: full\n  tools: [bash]\n").unwrap();
+        assert_eq!(config.hitl_approval.tools, ["bash"]);
+        let err = parse("hitl_approval:\n  durability: full\n  tols: [bash]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("test.yaml: hitl_approval.tols: hitl_approval: unknown field `tols`"),
+            "{err}"
+        );
+        assert!(err.contains("`durability`"), "{err}");
+        assert!(err.ends_with("(line 3, column 3)"), "{err}");
+    }
+
+    #[test]
     fn a_limit_out_of_range_is_refused_naming_the_limit() {
         let err = parse(
             "guardrails:\n  providers:\n    - name: a\n      wasm: a.wasm\n      limits: {timeout_ms: 0}\n",
@@ -507,5 +662,66 @@ mod tests {
                 .unwrap_err()
                 .to_string();
         assert!(err.contains("providers[0].on_error"), "{err}");
+    }
+
+    /// Properties over generated files (proptest): whatever the order of the
+    /// sections, the library reads a file as if the sections it skips were
+    /// not there, and refuses it exactly when a key nobody owns is in it,
+    /// naming that key and its line.
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Top-level entries: the library's, the faces', and one nobody owns.
+        const ENTRIES: &[(&str, &str)] = &[
+            ("triage", "{detector: true}"),
+            ("data_dir", "state"),
+            (
+                "hitl_approval",
+                "{tools: [bash], durability: full, max_pending_per_principal: 7}",
+            ),
+            ("server", "{listen: 127.0.0.1:1, tokens: [{anything: 1}]}"),
+            ("decision_log", "{fsync: always, redact: ['x+']}"),
+            ("nobody", "{a: 1}"),
+        ];
+
+        fn text(entries: &[(&str, &str)]) -> String {
+            entries.iter().map(|(k, v)| format!("{k}: {v}\n")).collect()
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig {
+                cases: 256,
+                failure_persistence: None,
+                ..ProptestConfig::default()
+            })]
+
+            #[test]
+            fn a_skipped_section_reads_as_if_absent_and_only_an_unowned_key_is_refused(
+                order in Just((0..ENTRIES.len()).collect::<Vec<_>>()).prop_shuffle(),
+                take in prop::collection::vec(any::<bool>(), ENTRIES.len()),
+            ) {
+                let chosen: Vec<_> = order.into_iter().filter(|&i| take[i]).map(|i| ENTRIES[i]).collect();
+                let own: Vec<_> = chosen.iter().copied().filter(|(k, _)| !FACE_SECTIONS.contains(k)).collect();
+                let skipping = Config::parse_own(&text(&chosen), "p.yaml", ".".into(), FACE_SECTIONS);
+                let without = Config::parse_own(&text(&own), "p.yaml", ".".into(), &[]);
+                match chosen.iter().position(|(k, _)| *k == "nobody") {
+                    Some(at) => {
+                        let err = skipping.unwrap_err().to_string();
+                        let named = "p.yaml: nobody: unknown field `nobody`";
+                        prop_assert!(err.starts_with(named), "{}", err);
+                        let line = format!("(line {}, column 1)", at + 1);
+                        prop_assert!(err.ends_with(&line), "{}", err);
+                        prop_assert!(without.is_err());
+                    }
+                    None => {
+                        let (skipping, without) = (skipping.unwrap(), without.unwrap());
+                        prop_assert_eq!(skipping.triage.detector, without.triage.detector);
+                        prop_assert_eq!(skipping.data_dir, without.data_dir);
+                        prop_assert_eq!(skipping.hitl_approval, without.hitl_approval);
+                    }
+                }
+            }
+        }
     }
 }

@@ -19,6 +19,18 @@
 //! [`Warden::refusal`], each returning a `warden-types` answer. Loading fails
 //! with [`Error`], which says what failed.
 //!
+//! One configuration file serves every face, each section read by the crate
+//! that owns it. [`Config`] is the library's sections (providers, permissions,
+//! triage, the approval list, signing, the data directory); the approval store
+//! (`warden_approval::StoreConfig`: `hitl_approval.durability`) and the daemon
+//! (`warden_server::Config`: `server:`, `decision_log:`) read theirs from the
+//! same text, and the daemon's config holds the library's as a field.
+//! [`Config::parse`] and [`Config::load`] skip the faces' sections
+//! ([`config::FACE_SECTIONS`]) and take the reason-redaction patterns from
+//! `decision_log.redact`; [`Config::parse_own`] is told which top-level
+//! sections belong to someone else. Either way a key nobody owns is refused,
+//! naming the key and its line.
+//!
 //! ```no_run
 //! use warden::{Caller, Config, ToolCall, Warden};
 //!

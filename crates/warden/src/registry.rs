@@ -208,7 +208,7 @@ impl Snapshot {
                 Classifier::load(spec, &sources(config, &artifacts)).map(Arc::new)
             })
             .transpose()?;
-        let redactor = Redactor::new(&config.decision_log.redact).map_err(|err| Error::Policy {
+        let redactor = Redactor::new(&config.redact).map_err(|err| Error::Policy {
             message: err.to_string(),
         })?;
         Ok(Snapshot {

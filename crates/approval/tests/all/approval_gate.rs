@@ -597,19 +597,16 @@ fn an_unknown_non_interactive_value_is_refused_at_load() {
 
 #[test]
 fn durability_defaults_to_normal_and_accepts_full() {
-    use warden_approval::Durability;
-    let default = Config::parse("{}", "w.yaml", ".".into()).unwrap();
-    assert_eq!(default.hitl_approval.durability, Durability::Normal);
-    let full = Config::parse("hitl_approval:\n  durability: full\n", "w.yaml", ".".into()).unwrap();
-    assert_eq!(full.hitl_approval.durability, Durability::Full);
-    let err = Config::parse(
-        "hitl_approval:\n  durability: eventually\n",
-        "w.yaml",
-        ".".into(),
-    )
-    .unwrap_err()
-    .to_string();
+    use warden_approval::{Durability, StoreConfig};
+    let default = StoreConfig::parse("{}", "w.yaml").unwrap();
+    assert_eq!(default.durability, Durability::Normal);
+    let full = StoreConfig::parse("hitl_approval:\n  durability: full\n", "w.yaml").unwrap();
+    assert_eq!(full.durability, Durability::Full);
+    let err = StoreConfig::parse("hitl_approval:\n  durability: eventually\n", "w.yaml")
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("hitl_approval.durability"), "{err}");
+    assert!(err.contains("line 2"), "{err}");
 }
 
 #[test]

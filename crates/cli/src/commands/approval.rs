@@ -304,16 +304,16 @@ fn data_dir(args: &StoreArgs) -> anyhow::Result<(Config, PathBuf)> {
         None => Config::embedded(),
     };
     if let Some(dir) = &args.data_dir {
-        config.set_data_dir(dir);
+        config.core.set_data_dir(dir);
     }
-    let dir = config.data_dir();
+    let dir = config.core.data_dir();
     Ok((config, dir))
 }
 
 fn open_gate(args: &StoreArgs) -> anyhow::Result<ApprovalGate> {
     let (config, dir) = data_dir(args)?;
-    let warden = Warden::new(&config)?;
-    let gate = ApprovalGate::open(Arc::new(warden), &dir, config.hitl_approval.durability)?;
+    let warden = Warden::new(&config.core)?;
+    let gate = ApprovalGate::open(Arc::new(warden), &dir, config.store.durability)?;
     // Where no daemon sweeps the store, the command line purges what is due
     // (a busy store is purged next time).
     if let Err(err) = gate.purge_resolved() {
@@ -331,7 +331,7 @@ fn existing_store(args: &StoreArgs) -> anyhow::Result<Option<SqliteApprovalStore
     }
     Ok(Some(SqliteApprovalStore::open(
         &path,
-        config.hitl_approval.durability,
+        config.store.durability,
     )?))
 }
 

@@ -10,13 +10,17 @@ use warden_runtime::engine::CompiledFrom;
 use warden_server::Config;
 
 pub(crate) fn check(config: &Config) -> anyhow::Result<ExitCode> {
-    let warden = Warden::new(config)?;
+    let warden = Warden::new(&config.core)?;
     let snapshot = warden.snapshot();
     let providers = snapshot.providers().providers();
     if let Some((name, failure)) = snapshot.unhealthy().first() {
         bail!("provider '{name}': {failure}");
     }
-    println!("{}: {} provider(s) loaded", config.source, providers.len());
+    println!(
+        "{}: {} provider(s) loaded",
+        config.core.source,
+        providers.len()
+    );
     for p in providers {
         let l = p.limits();
         println!(

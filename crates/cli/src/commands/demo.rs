@@ -12,7 +12,7 @@ const DEMO_CALLS: &str = include_str!("../../../../examples/demo-calls.jsonl");
 
 pub(crate) fn demo() -> anyhow::Result<ExitCode> {
     let config = Config::embedded();
-    let warden = std::sync::Arc::new(Warden::new(&config)?);
+    let warden = std::sync::Arc::new(Warden::new(&config.core)?);
     let snapshot = warden.snapshot();
     println!(
         "Warden demo: the embedded defaults (examples/warden.yaml), with the shipped providers"

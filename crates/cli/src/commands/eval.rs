@@ -20,7 +20,7 @@ pub(crate) fn eval(
 ) -> anyhow::Result<ExitCode> {
     let config = load_config(config)?;
     let body = read_request(request)?;
-    let warden = Warden::new(&config)?;
+    let warden = Warden::new(&config.core)?;
     let caller = Caller::of_credential(internal, asserts.into_iter().collect());
     let evaluation = match ToolCall::from_json(&body) {
         Ok(call) => warden.evaluate(&call, caller).context("invalid request")?,

@@ -23,7 +23,7 @@ pub(crate) fn interaction(
     } else {
         Caller::Agent
     };
-    let list = ApprovalList::new(&load_config(config)?.hitl_approval);
+    let list = ApprovalList::new(&load_config(config)?.core.hitl_approval);
     let query = InteractionQuery {
         context,
         tools: None,

@@ -66,10 +66,10 @@ pub(crate) fn test(
     }]}});
     let config = Config::parse(&spec.to_string(), "<warden test>", PathBuf::from("."))
         .context("the provider config or limits")?;
-    let spec = &config.guardrails.providers[0];
-    let artifacts = ArtifactCache::in_data_dir(&config.data_dir());
+    let spec = &config.core.guardrails.providers[0];
+    let artifacts = ArtifactCache::in_data_dir(&config.core.data_dir());
     let sources = Sources {
-        base_dir: &config.base_dir,
+        base_dir: &config.core.base_dir,
         builtins: warden::BUILTINS,
         artifacts: Some(&artifacts),
     };

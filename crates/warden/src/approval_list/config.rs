@@ -7,36 +7,10 @@ use warden_analysis::glob::Glob;
 
 use warden_policy::rules::Rule;
 
-/// How hard a commit waits for the disk.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Deserialize, serde::Serialize,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Durability {
-    /// Commits reach the OS before they return and the disk at checkpoints
-    /// (WAL with `synchronous=NORMAL`): a pause or a resume survives a crash or
-    /// kill of the process; if the machine loses power, the last few may be
-    /// lost (never half-written). Losing one fails safe: a lost pause is a 404
-    /// on resume (nothing ran), a lost resume leaves the approval pending.
-    #[default]
-    Normal,
-    /// Every commit reaches the disk before it returns (`synchronous=FULL`),
-    /// surviving a power cut too, at one fsync per write.
-    Full,
-}
-
-impl Durability {
-    /// The name as written in the configuration.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Durability::Normal => "normal",
-            Durability::Full => "full",
-        }
-    }
-}
-
 /// `hitl_approval:` in the configuration file. An opt-in gate on selected
-/// tools, not a way for an unattended run to wait for a human.
+/// tools, not a way for an unattended run to wait for a human. The section's
+/// `durability` is the approval store's ([`STORE_KEYS`]): the library skips
+/// it.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct HitlApproval {
@@ -51,11 +25,6 @@ pub struct HitlApproval {
     /// Subagents and harnesses that cannot resume always deny, whatever this says.
     #[serde(default)]
     pub non_interactive: NonInteractive,
-    /// How hard the approval store waits for the disk: `normal` (the default:
-    /// a pause survives a crash or kill of the process) or `full` (a power cut
-    /// too, at one fsync per write). Read when the store opens.
-    #[serde(default)]
-    pub durability: Durability,
     /// The most approvals one principal (token) may have pending at once; a
     /// pause past it is not made: its calls are denied
     /// (`warden.approval_quota_exceeded`).
@@ -144,6 +113,10 @@ impl NotifyHook {
     }
 }
 
+/// The keys of `hitl_approval:` that the approval store reads
+/// (`warden_approval::StoreConfig`), not the library.
+pub const STORE_KEYS: &[&str] = &["durability"];
+
 /// The default of `max_pending_per_principal`.
 pub const DEFAULT_MAX_PENDING: u64 = 100;
 
@@ -156,7 +129,6 @@ impl Default for HitlApproval {
         HitlApproval {
             tools: Vec::new(),
             non_interactive: NonInteractive::default(),
-            durability: Durability::default(),
             max_pending_per_principal: DEFAULT_MAX_PENDING,
             admins_may_approve: false,
             expire_after: None,

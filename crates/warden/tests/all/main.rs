@@ -17,4 +17,5 @@ mod permissions;
 mod pipeline;
 mod rules;
 mod service;
+mod shared_file;
 mod triage;
