@@ -189,6 +189,42 @@ mod tests {
         assert_eq!(pool.busy(), 0);
     }
 
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn jobs_queued_while_every_worker_is_busy_all_run() {
+        // Two workers held, six jobs queued behind them: the workers take
+        // them all once free, though none was queued while a worker waited.
+        let pool = Arc::new(WorkerPool::start(2, 6).unwrap());
+        let release = Arc::new(Barrier::new(3));
+        let held: Vec<_> = (0..2)
+            .map(|_| {
+                let (pool, release) = (pool.clone(), release.clone());
+                tokio::spawn(async move { pool.run(move || release.wait()).await })
+            })
+            .collect();
+        while pool.busy() < 2 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        let queued: Vec<_> = (0..6)
+            .map(|i| {
+                let pool = pool.clone();
+                tokio::spawn(async move { pool.run(move || i * 10).await })
+            })
+            .collect();
+        while pool.busy() < 8 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        release.wait();
+        for job in held {
+            job.await.unwrap().unwrap();
+        }
+        let mut results = Vec::new();
+        for job in queued {
+            results.push(job.await.unwrap().unwrap());
+        }
+        assert_eq!(results, [0, 10, 20, 30, 40, 50]);
+        assert_eq!(pool.busy(), 0);
+    }
+
     #[tokio::test]
     async fn a_panicking_job_is_reported_and_the_worker_survives() {
         let pool = WorkerPool::start(1, 1).unwrap();
