@@ -58,6 +58,15 @@ def tool_messages(state):
     return {m.tool_call_id: m for m in state["messages"] if isinstance(m, ToolMessage)}
 
 
-def answer(*decisions, reviewer="alice"):
-    """A resume value: HumanInTheLoopMiddleware's decisions, and the human's name."""
-    return {"decisions": list(decisions), "reviewer": reviewer}
+def answer(*decisions):
+    """A resume value as LangChain documents it: HumanInTheLoopMiddleware's decisions."""
+    return {"decisions": list(decisions)}
+
+
+def run_config(thread, user="alice"):
+    """A run's config as the LangGraph server gives it: the thread, and the
+    authenticated user (`langgraph_auth_user`, a key no client may set)."""
+    configurable = {"thread_id": thread}
+    if user is not None:
+        configurable["langgraph_auth_user"] = {"identity": user}
+    return {"configurable": configurable}

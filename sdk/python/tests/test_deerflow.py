@@ -46,9 +46,14 @@ def test_deerflow_can_load_the_provider_from_its_use_string_with_framework_injec
     assert p.name == "warden"
 
 
-def test_unknown_settings_from_a_newer_deerflow_do_not_break_startup():
-    p = WardenProvider(url="http://127.0.0.1:8787", token="t" * 24, some_future_setting=True)
-    assert p.name == "warden"
+def test_a_misspelt_setting_is_an_error_at_construction_naming_the_right_one():
+    with pytest.raises(ValueError, match=r"`interaction-mode` \(did you mean `interaction_mode`\?\)"):
+        WardenProvider(url="http://127.0.0.1:8787", token="t" * 24, **{"interaction-mode": "scheduled"})
+
+
+def test_an_unknown_setting_is_an_error_at_construction():
+    with pytest.raises(ValueError, match="unknown settings `some_future_setting`"):
+        WardenProvider(url="http://127.0.0.1:8787", token="t" * 24, some_future_setting=True)
 
 
 def test_the_provider_refuses_to_start_without_a_token(monkeypatch):

@@ -21,7 +21,7 @@ from deerflow.reflection import resolve_variable  # noqa: E402
 from langchain_core.messages import HumanMessage  # noqa: E402
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 from langgraph.types import Command  # noqa: E402
-from scripted import RAN, answer, bash, call, scripted, tool_messages, web_search, write_file  # noqa: E402
+from scripted import RAN, answer, bash, call, run_config, scripted, tool_messages, web_search, write_file  # noqa: E402
 
 
 def provider(daemon, **config):
@@ -52,7 +52,7 @@ def deerflow_agent(daemon, calls, *, checkpointer=True, **config):
 
 def run(graph, thread, context=None):
     RAN.clear()
-    config = {"configurable": {"thread_id": thread}}
+    config = run_config(thread)
     state = graph.invoke({"messages": [HumanMessage("go")]}, config, context=context)
     return config, state
 

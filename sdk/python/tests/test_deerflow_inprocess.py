@@ -109,10 +109,10 @@ def deerflow_agent(tmp_path, calls, checkpointer=True, **config):
 
 def run(graph, thread, context=None):
     from langchain_core.messages import HumanMessage
-    from scripted import RAN
+    from scripted import RAN, run_config
 
     RAN.clear()
-    config = {"configurable": {"thread_id": thread}}
+    config = run_config(thread)
     return config, graph.invoke({"messages": [HumanMessage("go")]}, config, context=context)
 
 
@@ -206,12 +206,12 @@ def test_in_an_async_graph_an_ask_pauses_and_the_relayed_approval_runs_it(deerfl
 
     from langchain_core.messages import HumanMessage
     from langgraph.types import Command
-    from scripted import answer
+    from scripted import answer, run_config
 
     # A thread: judged off the loop (its pause is in the store); LangGraph's
     # interrupt() still reaches the graph from the worker thread.
     graph = deerflow_agent(tmp_path, [_call("c1", "bash", command="git push origin main")], inline_budget_ms=10_000)
-    config = {"configurable": {"thread_id": request.node.name}}
+    config = run_config(request.node.name)
     state = asyncio.run(graph.ainvoke({"messages": [HumanMessage("go")]}, config))
     [pause] = state["__interrupt__"]
     assert pause.value["action_requests"][0]["args"] == {"command": "git push origin main"}

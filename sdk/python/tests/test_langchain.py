@@ -17,7 +17,7 @@ from langchain.agents import create_agent  # noqa: E402
 from langchain_core.messages import AIMessage, HumanMessage  # noqa: E402
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 from langgraph.types import Command  # noqa: E402
-from scripted import RAN, answer, bash, call, read_file, scripted, tool_messages, write_file  # noqa: E402
+from scripted import RAN, answer, bash, call, read_file, run_config, scripted, tool_messages, write_file  # noqa: E402
 
 from warden import WardenClient  # noqa: E402
 from warden.langchain import WardenMiddleware  # noqa: E402
@@ -44,7 +44,7 @@ def agent(daemon, calls, checkpointer=True, **middleware):
 
 def start(graph, thread):
     RAN.clear()
-    config = {"configurable": {"thread_id": thread}}
+    config = run_config(thread)
     return config, graph.invoke({"messages": [HumanMessage("go")]}, config)
 
 
@@ -99,7 +99,8 @@ def test_a_resume_with_mixed_decisions_runs_exactly_the_approved_and_edited_call
 
 def test_two_resumes_of_the_same_interrupt_run_the_calls_once(paused):
     _, graph, config, _ = paused
-    at_pause = graph.get_state(config).config
+    # The checkpoint's config, run by the same authenticated user.
+    at_pause = {"configurable": {**graph.get_state(config).config["configurable"], **config["configurable"]}}
     resume = Command(resume=answer(APPROVE, APPROVE, APPROVE))
     graph.invoke(resume, at_pause)
     once = sorted(RAN)
@@ -109,11 +110,13 @@ def test_two_resumes_of_the_same_interrupt_run_the_calls_once(paused):
     assert all("already" in m.content for m in tool_messages(state).values() if m.tool_call_id != "c4")
 
 
-def test_an_answer_that_names_no_human_runs_nothing(paused):
+def test_an_answer_nobody_can_be_named_for_runs_nothing(paused):
     _, graph, config, _ = paused
-    state = graph.invoke(Command(resume=answer(APPROVE, APPROVE, APPROVE, reviewer=None)), config)
+    unauthenticated = run_config(config["configurable"]["thread_id"], user=None)
+    state = graph.invoke(Command(resume=answer(APPROVE, APPROVE, APPROVE)), unauthenticated)
     assert RAN == []
-    assert "reviewer" in tool_messages(state)["c2"].content
+    content = tool_messages(state)["c2"].content
+    assert "(warden.invalid_answer)" in content and "langgraph_auth_user" in content
 
 
 def test_without_a_checkpointer_nothing_waits_and_asks_are_denied(deerflow_daemon):
@@ -199,7 +202,7 @@ def test_an_async_agent_pauses_and_resumes_the_same_way(deerflow_daemon, request
     import asyncio
 
     graph = agent(deerflow_daemon, MIXED[:2])
-    config = {"configurable": {"thread_id": request.node.name}}
+    config = run_config(request.node.name)
     RAN.clear()
 
     async def go():

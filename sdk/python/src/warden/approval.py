@@ -28,6 +28,8 @@ from .codes import ADAPTER_FAILED as ADAPTER_FAILED
 from .codes import ALREADY_ANSWERED as ALREADY_ANSWERED
 from .codes import APPROVAL_PENDING as APPROVAL_PENDING
 from .codes import INVALID_ANSWER as INVALID_ANSWER
+from .codes import NO_ANSWER
+from .graph import resuming
 
 #: The decisions a human may give on a call Warden paused.
 ALLOWED_DECISIONS = ["approve", "edit", "reject"]
@@ -66,6 +68,8 @@ class Result:
     #: The message's surfaces as Warden rewrote them (edits applied, removed calls gone).
     message: Dict[str, Any] = field(default_factory=dict)
     approval_id: Optional[str] = None
+    #: What Warden noted about the message as a whole (a call it dropped, and why).
+    notices: List[ReasonDict] = field(default_factory=list)
 
 
 def run_id_for(*parts: Any) -> str:
@@ -83,7 +87,23 @@ def run_id_for(*parts: Any) -> str:
 
 def adapter_failure(who: str, err: BaseException) -> ReasonDict:
     """The reason of every call an adapter denies because it failed itself."""
-    return _reason(ADAPTER_FAILED, f"{who} failed ({type(err).__name__}: {err}); the call is denied")
+    return _reason(ADAPTER_FAILED, f"{who} failed ({_error_text(err)}); the call is denied")
+
+
+def _error_text(err: BaseException) -> str:
+    """The exception's type and text; its type alone where the text cannot be
+    had (a ``__str__`` that raises, no memory left for it)."""
+    try:
+        return f"{type(err).__name__}: {err}"
+    except Exception:  # any exception's own __str__
+        return type(err).__name__
+
+
+def unreachable_after(what: str, err: BaseException) -> ReasonDict:
+    """The reason of a call denied because Warden could not be reached after
+    ``what`` (Warden asked, a human answered): past that point an unreachable
+    daemon is no longer the harness's ``fail_closed`` to decide."""
+    return _reason(NO_ANSWER, f"Warden could not be reached after {what} ({_error_text(err)}); the call is denied")
 
 
 def denial_text(name: str, reasons: Sequence[ReasonDict]) -> str:
@@ -125,11 +145,19 @@ class AnswerError(ValueError):
 
 
 def to_resume(answer: Any, requests: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:
-    """Warden's resume body for a ``HITLResponse`` (``{"decisions": [...]}``, one
-    per pending request, in order)."""
-    if not isinstance(answer, Mapping) or not isinstance(answer.get("decisions"), list):
-        raise AnswerError('the resume value must be {"decisions": [...]}, one decision per action request')
-    decisions = answer["decisions"]
+    """Warden's resume body for a human's answer, one decision per pending
+    request, in order: LangChain's ``HITLResponse`` (``{"decisions": [...]}``,
+    approve / edit / reject), or agent-chat-ui's list of ``HumanResponse``
+    (``[{"type": "accept" | "edit" | "response" | "ignore", "args": ...}]``)."""
+    if isinstance(answer, list):
+        decisions = [_from_human_response(r) for r in answer]
+    elif isinstance(answer, Mapping) and isinstance(answer.get("decisions"), list):
+        decisions = answer["decisions"]
+    else:
+        raise AnswerError(
+            'the resume value must be {"decisions": [...]} (or a list of agent-chat-ui responses), '
+            "one decision per action request"
+        )
     if len(decisions) != len(requests):
         raise AnswerError(f"{len(decisions)} decisions for {len(requests)} action requests")
     out = []
@@ -159,12 +187,36 @@ def to_resume(answer: Any, requests: Sequence[Mapping[str, Any]]) -> Dict[str, A
     return {"decisions": out}
 
 
+def _from_human_response(response: Any) -> Any:
+    """LangChain's decision for one of agent-chat-ui's ``HumanResponse`` s:
+    ``accept`` approves, ``edit`` (``args: {"action", "args"}``) edits, and
+    ``response`` (the human's words instead of a run) and ``ignore`` reject."""
+    if not isinstance(response, Mapping):
+        return response  # refused as an unknown decision
+    kind, args = response.get("type"), response.get("args")
+    if kind == "accept":
+        return {"type": "approve"}
+    if kind == "edit":
+        action = args if isinstance(args, Mapping) else {}
+        edited = {"args": action.get("args")}
+        if "action" in action:
+            edited["name"] = action["action"]
+        return {"type": "edit", "edited_action": edited}
+    if kind == "response":
+        return {"type": "reject", "message": args if isinstance(args, str) else None}
+    if kind == "ignore":
+        return {"type": "reject", "message": "the human dismissed the call"}
+    return response
+
+
 class Relay:
     """Pauses calls through Warden and relays a human's answer.
 
     ``interrupt`` is LangGraph's ``interrupt`` (raises to pause; returns the
-    resume value when the graph resumes). ``reviewer`` names the human when the
-    resume value does not (``{"decisions": [...], "reviewer": "alice"}``)."""
+    resume value when the graph resumes). ``reviewer`` names the human who
+    answers (:func:`warden.graph.reviewer_of`: the run's authenticated user or
+    the operator's setting); a name in the resume value, which the client
+    writes, is not believed."""
 
     def __init__(self, client: WardenAPI, interrupt: Callable[[Any], Any]):
         self.client = client
@@ -187,8 +239,11 @@ class Relay:
         outcome: Mapping[str, Any]
         try:
             outcome = self.client.submit_tool_calls(thread_id, run_id, body)
-        except WardenUnavailable:
-            raise
+        except WardenUnavailable as err:
+            if not resuming():
+                raise  # Warden has answered nothing: the harness's fail_closed decides
+            # A human's answer is in hand: it is not lost to a daemon gone since.
+            return all_denied(calls, unreachable_after("a human answered", err), message)
         except WardenHTTPError as err:
             details = err.details if isinstance(err.details, dict) else {}
             if err.code == "approval_pending" and details.get("run_id") == run_id:
@@ -225,9 +280,12 @@ class Relay:
             body = to_resume(answer, outcome["requests"])
         except AnswerError as err:
             return all_denied(calls, _reason(INVALID_ANSWER, f"the human's answer could not be used: {err}"), message)
-        who = (answer.get("reviewer") if isinstance(answer, Mapping) else None) or reviewer
+        who = reviewer
         if not who:
-            why = "the resume must name the human who answered (`reviewer`), so that Warden can record who approved"
+            why = (
+                "nobody can be named as the human who answered: the run has no authenticated user "
+                "(`langgraph_auth_user`) and the adapter no `reviewer` setting, so Warden cannot record who approved"
+            )
             return all_denied(calls, _reason(INVALID_ANSWER, why), message)
         try:
             if self._answered_before(thread_id, run_id, approval_id):
@@ -335,7 +393,12 @@ def _result(outcome: Mapping[str, Any], sent: Mapping[str, Any]) -> Result:
                 decision=c.get("decision"),
             )
         )
-    return Result(calls=calls, message=dict(outcome.get("message") or sent), approval_id=outcome.get("approval_id"))
+    return Result(
+        calls=calls,
+        message=dict(outcome.get("message") or sent),
+        approval_id=outcome.get("approval_id"),
+        notices=list(outcome.get("notices") or []),
+    )
 
 
 def _human_rejection(call: Mapping[str, Any]) -> Optional[str]:
@@ -363,4 +426,5 @@ __all__ = [
     "hitl_request",
     "run_id_for",
     "to_resume",
+    "unreachable_after",
 ]

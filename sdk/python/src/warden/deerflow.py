@@ -36,11 +36,17 @@ What it decides, whatever DeerFlow's ``fail_closed`` says:
   refused token or role, a thread waiting for a human) and a call the client
   cannot send (``NaN``, a lone surrogate, too large): each with a reason code that
   names the cause. Only when Warden cannot be reached at all (nothing was sent)
-  does it raise, so that DeerFlow's ``fail_closed`` decides that case alone.
+  before it answered does it raise, so that DeerFlow's ``fail_closed`` decides
+  that case alone: once Warden has asked for a human, or the human has
+  answered, an unreachable daemon is a deny (``warden.no_answer``).
 - An ask pauses the graph for a human (LangGraph's ``interrupt()``, in the shape
   of LangChain's ``HumanInTheLoopMiddleware``: one action request per call) when
   the run can pause (a checkpointer, a thread id, an attended run); on resume the
-  human's decision is relayed to Warden, naming the human, and the call runs (an
+  human's decision (LangChain's ``{"decisions": [...]}`` or agent-chat-ui's
+  ``[{"type": "accept", ...}]``) is relayed to Warden, naming the human: the
+  run's authenticated user (``langgraph_auth_user``, through the ``reviewers``
+  setting's mapping of identities to reviewer names where given), else the
+  ``reviewer`` setting, never a name the client supplies; the call runs (an
   edit replaces the call's arguments in place), or is denied. In DeerFlow 0.1.7
   the request carries no thread or run id: they come from LangGraph's run config.
 - Where nobody can be asked (a scheduled or other unattended run, a subagent, no
@@ -72,13 +78,15 @@ same shape (DeerFlow 0.1.7's), so the provider can be used and tested without it
 from __future__ import annotations
 
 import asyncio
+import difflib
+import inspect
 import logging
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from . import codes, graph
 from .api import WardenAPI
-from .approval import NO_HUMAN_CODES, NO_WORKAROUND, Relay, Result, adapter_failure, run_id_for
+from .approval import NO_HUMAN_CODES, NO_WORKAROUND, Relay, Result, adapter_failure, run_id_for, unreachable_after
 from .client import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_TIMEOUT,
@@ -214,6 +222,7 @@ class WardenProvider:
         run_origin: Optional[str] = None,
         pause_on_ask: bool = True,
         reviewer: Optional[str] = None,
+        reviewers: Optional[Mapping[str, str]] = None,
         framework: Optional[str] = None,
         client: Optional[WardenAPI] = None,
         config: Optional[str] = None,
@@ -222,9 +231,9 @@ class WardenProvider:
         **unknown: Any,
     ):
         if unknown:
-            # A newer DeerFlow may pass settings this release does not know:
-            # starting matters more than them.
-            logger.warning("warden: ignoring unknown provider settings %s", sorted(unknown))
+            # A misspelt safety setting (`interaction-mode`) must not silently
+            # do nothing. DeerFlow itself passes only `framework`.
+            raise ValueError(_unknown_settings(sorted(unknown)))
         self.framework = framework
         # Settings first: a wrong one is reported before anything is loaded.
         self.interaction_mode = graph.check_mode("WardenProvider", interaction_mode)
@@ -253,7 +262,11 @@ class WardenProvider:
             )
         self.run_origin = run_origin
         self.pause_on_ask = pause_on_ask
+        #: Who answers a pause where the run has no authenticated user (a
+        #: single-user deployment), and the reviewer name of each
+        #: authenticated identity: see :func:`warden.graph.reviewer_of`.
         self.reviewer = reviewer
+        self.reviewers = dict(reviewers or {})
 
     # -- DeerFlow's protocol ------------------------------------------------
 
@@ -276,15 +289,16 @@ class WardenProvider:
         in the graph task's own context; a pause, which writes the approval
         store, goes to a worker thread. Otherwise the whole call runs on a
         worker thread. Either thread starts with a copy of the task's context,
-        so LangGraph's ``interrupt()`` works from it."""
-        if not _judges_inline(self.client):
-            return await asyncio.to_thread(self.evaluate, request)
+        so LangGraph's ``interrupt()`` works from it. A failure to get there
+        (no thread to be had) is a deny like any other."""
         try:
+            if not _judges_inline(self.client):
+                return await asyncio.to_thread(self.evaluate, request)
             run, context, can_pause, call = self._prepare(request)
             if not _judges_inline(self.client, call):
                 # It names a thread, whose pause is looked up in the store.
                 return await asyncio.to_thread(self._judge, request, run, context, can_pause, call)
-            evaluation = self.client.decide(call)
+            evaluation = self._decide(call)
             if self._pauses(request, run, can_pause, evaluation):
                 assert run is not None  # a run that can pause
                 return await asyncio.to_thread(self._pause, request, run, context, evaluation)
@@ -303,11 +317,24 @@ class WardenProvider:
         can_pause: bool,
         call: Dict[str, Any],
     ) -> GuardrailDecision:
-        evaluation = self.client.decide(call)
+        evaluation = self._decide(call)
         if self._pauses(request, run, can_pause, evaluation):
             assert run is not None  # a run that can pause
             return self._pause(request, run, context, evaluation)
         return _answer(evaluation, can_pause)
+
+    def _decide(self, call: Dict[str, Any]) -> Evaluation:
+        """Warden's evaluation. An unreachable Warden raises (DeerFlow's
+        ``fail_closed`` decides), except when the task holds a human's answer:
+        it runs again on resume and asks Warden first, and no daemon gone since
+        may turn that answer (a reject) into a run."""
+        try:
+            return self.client.decide(call)
+        except WardenUnavailable as err:
+            if not graph.resuming():
+                raise
+            reason = unreachable_after("a human answered", err)
+            return Evaluation.local_deny(reason["code"], reason["message"])
 
     def _prepare(self, request: Any) -> Tuple[Optional[graph.Run], Dict[str, Any], bool, Dict[str, Any]]:
         """The graph run the call is made in, the context it adds, whether it
@@ -356,9 +383,15 @@ class WardenProvider:
             value = getattr(request, name, None)
             if value not in (None, ""):
                 stable.setdefault(name, value)
-        reviewer = self.reviewer or _reviewer_of(run.context)
-        # A run that can pause has a thread (graph.Run.can_resume).
-        result = Relay(self.client, interrupt).judge(str(run.thread_id), run_id, message, stable, reviewer)
+        reviewer = graph.reviewer_of(run, self.reviewer, self.reviewers)
+        try:
+            # A run that can pause has a thread (graph.Run.can_resume).
+            result = Relay(self.client, interrupt).judge(str(run.thread_id), run_id, message, stable, reviewer)
+        except WardenUnavailable as err:
+            # Warden has answered ask: a daemon gone before the pause was
+            # recorded is a deny, not DeerFlow's fail_closed to decide.
+            reason = unreachable_after("it asked for a human", err)
+            return to_decision(Evaluation.local_deny(reason["code"], reason["message"]))
         call = result.calls[0] if result.calls else None
         if call is not None and call.runs and call.args != (tool_input or {}) and isinstance(tool_input, dict):
             # An edit: DeerFlow hands the tool call's own argument dict to the
@@ -412,12 +445,15 @@ def _no_human(evaluation: Evaluation) -> Evaluation:
     )
 
 
-def _reviewer_of(context: Mapping[str, Any]) -> Optional[str]:
-    for key in ("reviewer", "user_id"):
-        value = context.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return None
+def _unknown_settings(names: List[str]) -> str:
+    """The error for settings the provider does not take, with the nearest
+    known name of each."""
+    known = [n for n in inspect.signature(WardenProvider.__init__).parameters if n not in ("self", "unknown")]
+    parts = []
+    for name in names:
+        near = difflib.get_close_matches(name.replace("-", "_"), known, n=1)
+        parts.append(f"`{name}`" + (f" (did you mean `{near[0]}`?)" if near else ""))
+    return f"WardenProvider: unknown settings {', '.join(parts)}; the settings are {', '.join(known)}"
 
 
 __all__ = [

@@ -31,6 +31,10 @@ class Run:
     context: Mapping[str, Any] = field(default_factory=dict)
     #: Where in the graph the current task runs (stable when a task re-runs on resume).
     checkpoint_ns: str = ""
+    #: The run's authenticated user, as the LangGraph server sets it
+    #: (``langgraph_auth_user`` in the run config, a key no client may set), or
+    #: ``None``: the only account of the human that comes with the run.
+    auth_user: Optional[str] = None
 
 
 def current_run() -> Optional[Run]:
@@ -57,7 +61,51 @@ def current_run() -> Optional[Run]:
         can_resume=bool(thread_id) and conf.get("__pregel_checkpointer") is not None,
         context=context,
         checkpoint_ns=str(conf.get("checkpoint_ns") or ""),
+        auth_user=_identity(conf.get("langgraph_auth_user")) or _identity(conf.get("langgraph_auth_user_id")),
     )
+
+
+def _identity(user: Any) -> Optional[str]:
+    """The identity of LangGraph's authenticated user: the server's user object
+    (``.identity``), a mapping with ``identity``, or the id itself."""
+    if isinstance(user, Mapping):
+        user = user.get("identity")
+    elif user is not None and not isinstance(user, str):
+        user = getattr(user, "identity", None)
+    return user if isinstance(user, str) and user else None
+
+
+def resuming() -> bool:
+    """Whether the current graph task holds a human's answer (it runs again on
+    resume, and its ``interrupt()`` will return that answer): from then on no
+    failure may turn the call into a run. ``False`` outside a graph."""
+    try:
+        from langgraph.config import get_config
+    except ImportError:
+        return False
+    try:
+        conf = get_config().get("configurable") or {}
+    except RuntimeError:
+        return False
+    scratchpad = conf.get("__pregel_scratchpad")
+    if scratchpad is None:
+        return False
+    if getattr(scratchpad, "resume", None):
+        return True
+    null_resume = getattr(scratchpad, "get_null_resume", None)
+    # Not consumed: interrupt() takes it when the answer is read.
+    return null_resume is not None and null_resume(False) is not None
+
+
+def reviewer_of(run: Optional[Run], fixed: Optional[str], mapping: Optional[Mapping[str, str]]) -> Optional[str]:
+    """Who answered a pause, as Warden is told: the run's authenticated user
+    (through the operator's ``mapping`` of identities to reviewer names, where
+    one is given), else the operator's ``fixed`` reviewer; never a name the
+    client supplies (the runtime context, the resume value). ``None`` when
+    nobody can be named."""
+    if run is not None and run.auth_user:
+        return (mapping or {}).get(run.auth_user, run.auth_user)
+    return fixed or None
 
 
 def passes_through(err: BaseException) -> bool:

@@ -14,11 +14,21 @@ that says why, and what needs a human (an ask, or a tool under
 ``hitl_approval``) pauses the graph once, with LangGraph's ``interrupt()`` in the
 shape of LangChain's ``HumanInTheLoopMiddleware`` (action requests and review
 configs; decisions approve / edit / reject), so existing approval UIs drive it.
-The resume value is ``{"decisions": [...]}``, one per action request, plus the
-human's name (``"reviewer": "alice"``, or the middleware's ``reviewer``): the
-middleware relays it to Warden's resume route, which records the human and
-re-judges edits, and runs exactly what Warden says runs, with the arguments it
-says. Resuming the same interrupt twice runs nothing the second time.
+The resume value is LangChain's ``{"decisions": [...]}``, one per action
+request, or agent-chat-ui's ``[{"type": "accept" | "edit" | "response" |
+"ignore", "args": ...}]``. The human is named from the run's authenticated user
+(``langgraph_auth_user``, which the LangGraph server sets; through the
+``reviewers`` mapping of identities to reviewer names where given), else the
+middleware's ``reviewer`` setting; never from a name the client supplies (the
+runtime context, the resume value). The middleware relays the answer to
+Warden's resume route, which records the human and re-judges edits, and runs
+exactly what Warden says runs, with the arguments it says. Resuming the same
+interrupt twice runs nothing the second time; a daemon unreachable once the
+human has answered denies every call.
+
+Every call of the model's message is answered: a call Warden's answer does not
+account for (it dropped it, say for arguments nested too deep to read) is
+denied with a tool message naming why, never dropped.
 
 Before a tool runs, the middleware checks that Warden judged that very call
 (id, name and arguments): nothing runs that Warden did not judge.
@@ -85,6 +95,7 @@ class WardenMiddleware(AgentMiddleware):
         interaction_mode: Optional[str] = None,
         run_origin: Optional[str] = None,
         reviewer: Optional[str] = None,
+        reviewers: Optional[Mapping[str, str]] = None,
         context: Optional[Mapping[str, Any]] = None,
     ):
         super().__init__()
@@ -93,7 +104,10 @@ class WardenMiddleware(AgentMiddleware):
         )
         self.interaction_mode = graph.check_mode("WardenMiddleware", interaction_mode)
         self.run_origin = run_origin
+        #: Who answers where the run has no authenticated user, and the
+        #: reviewer name of each identity: :func:`warden.graph.reviewer_of`.
         self.reviewer = reviewer
+        self.reviewers = dict(reviewers or {})
         #: Attribution sent with every message (agent_id, user_id, ...).
         self.context = dict(context or {})
 
@@ -111,17 +125,22 @@ class WardenMiddleware(AgentMiddleware):
             context = {**self.context, **mode}
             thread_id = run.thread_id if run is not None and run.thread_id else "unthreaded"
             run_id = run_id_for("langchain", ai.id, ai.tool_calls)
-            reviewer = self.reviewer or _reviewer_of(run.context if run else {})
+            reviewer = graph.reviewer_of(run, self.reviewer, self.reviewers)
             result = Relay(self.client, interrupt).judge(thread_id, run_id, surfaces, context, reviewer)
         except Exception as err:  # every other failure denies every call
-            if isinstance(err, WardenUnavailable) or graph.passes_through(err):
-                raise
-            result = all_denied(surfaces["tool_calls"], adapter_failure("the Warden middleware", err), surfaces)
+            return _failed(ai, err)
         return {"messages": _apply(ai, result)}
 
     async def aafter_model(self, state: Any, runtime: Any) -> Optional[Dict[str, Any]]:
         # The worker thread keeps LangGraph's context: interrupt() works there.
-        return await asyncio.to_thread(self.after_model, state, runtime)
+        try:
+            return await asyncio.to_thread(self.after_model, state, runtime)
+        except Exception as err:  # no thread to be had, say: every call denied
+            messages = _messages(state)
+            ai = messages[-1] if messages else None
+            if not isinstance(ai, AIMessage) or not ai.tool_calls:
+                raise
+            return _failed(ai, err)
 
     # -- before a tool runs: only what Warden judged -------------------------------
 
@@ -132,6 +151,21 @@ class WardenMiddleware(AgentMiddleware):
     async def awrap_tool_call(self, request: Any, handler: Any) -> Any:
         refusal = _unjudged(request)
         return refusal if refusal is not None else await handler(request)
+
+
+def _failed(ai: AIMessage, err: Exception) -> Dict[str, Any]:
+    """Every call of the message denied for the middleware's own failure,
+    naming it. An unreachable Warden before it answered (the run stops with
+    the error: nothing runs) and LangGraph's own control flow (a pause) are
+    raised again."""
+    if isinstance(err, WardenUnavailable) or graph.passes_through(err):
+        raise err
+    surfaces = _surfaces(ai)
+    return {
+        "messages": _apply(
+            ai, all_denied(surfaces["tool_calls"], adapter_failure("the Warden middleware", err), surfaces)
+        )
+    }
 
 
 def _messages(state: Any) -> List[Any]:
@@ -155,7 +189,8 @@ def _surfaces(ai: AIMessage) -> Dict[str, Any]:
 
 def _apply(ai: AIMessage, result: Result) -> List[Any]:
     """The AI message with only the calls that run (with Warden's arguments) on
-    every surface, marked as judged, and a tool message for each other call."""
+    every surface, marked as judged, and a tool message for each other call of
+    the model's message, whether Warden denied it or did not answer for it."""
     running = [c for c in result.calls if c.runs and c.id]
     ids = {c.id for c in running}
     tool_calls = [{"name": c.name, "args": c.args, "id": c.id, "type": "tool_call"} for c in running]
@@ -184,7 +219,25 @@ def _apply(ai: AIMessage, result: Result) -> List[Any]:
         for c in result.calls
         if not c.runs and c.id
     ]
+    answered = {c.id for c in result.calls}
+    notes += [_unanswered(c, result.notices) for c in ai.tool_calls if c.get("id") and c.get("id") not in answered]
     return [updated, *notes]
+
+
+def _unanswered(call: Mapping[str, Any], notices: List[Any]) -> ToolMessage:
+    """The deny of a call of the model's message that Warden's answer leaves out
+    (the route drops a call it cannot read): the agent reads why instead of
+    ending without a word."""
+    name = str(call.get("name", "unknown_tool"))
+    why = "; ".join(f"{n.get('code')}: {n.get('message', '')}" for n in notices if isinstance(n, Mapping))
+    return ToolMessage(
+        content=f"Warden did not judge this call of '{name}' ({NOT_JUDGED})"
+        + (f": {why}" if why else "")
+        + ", so it was not run.",
+        tool_call_id=str(call.get("id")),
+        name=name,
+        status="error",
+    )
 
 
 def _is_call_block(block: Any) -> bool:
@@ -213,11 +266,6 @@ def _unjudged(request: Any) -> Optional[ToolMessage]:
         name=name,
         status="error",
     )
-
-
-def _reviewer_of(context: Mapping[str, Any]) -> Optional[str]:
-    value = context.get("reviewer")
-    return value if isinstance(value, str) and value else None
 
 
 __all__ = ["WardenMiddleware", "call_digest"]
