@@ -194,10 +194,11 @@ pub fn answer(payload: &[u8], judge: &Judge) -> HookOutput {
 }
 
 fn in_process(path: Option<&Path>, call: &ToolCall) -> Result<Evaluation, String> {
-    let config = match path {
+    let mut config = match path {
         Some(path) => Config::load(path).map_err(|e| e.to_string())?,
         None => Config::embedded(),
     };
+    super::state_dir::place(&mut config, "hook");
     let warden = Warden::new(&config).map_err(|e| e.to_string())?;
     // What the model wrote is judged (a deny at worst); only the context the
     // hook built could be refused.
