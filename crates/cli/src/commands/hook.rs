@@ -111,8 +111,9 @@ impl HookOutput {
 }
 
 /// Claude Code's tool names, as Warden's tool registry and providers know them
-/// (one configuration serves DeerFlow and Claude Code). Other names (MCP tools,
-/// `Task`, ...) are judged as they are.
+/// (one configuration serves DeerFlow and Claude Code), its own housekeeping
+/// tools in the same spelling so that a rule can name them. Other names (MCP
+/// tools, ...) are judged as they are.
 pub const TOOL_NAMES: &[(&str, &str)] = &[
     ("Bash", "bash"),
     ("Read", "read"),
@@ -124,6 +125,13 @@ pub const TOOL_NAMES: &[(&str, &str)] = &[
     ("Glob", "glob"),
     ("Grep", "grep"),
     ("LS", "ls"),
+    ("NotebookEdit", "notebook_edit"),
+    ("TodoWrite", "todo_write"),
+    ("Task", "task"),
+    ("ExitPlanMode", "exit_plan_mode"),
+    ("BashOutput", "bash_output"),
+    ("KillShell", "kill_shell"),
+    ("KillBash", "kill_shell"),
 ];
 
 impl PreToolUse {
