@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use warden_analysis::{path, shell};
 use warden_policy::redact::Redactor;
 
-use super::wire::{AiMessage, Asserts, Caller, ToolCall, admit, parse_model_response};
+use super::wire::{AiMessage, Asserts, Caller, ToolCall, admit, list_calls, parse_model_response};
 
 /// The shell parser and flattener: any text is analysed without a panic, and
 /// what the analysis reports points into itself.
@@ -79,9 +79,20 @@ pub fn request(data: &[u8]) {
 /// calls and the unjudged entries are removed, every surface agrees with the
 /// call list, and still does after a call's arguments are edited.
 pub fn model_response(data: &[u8]) {
+    // What cannot be parsed whole is still read for its calls (no panic, any
+    // depth); what parses whole, it lists call for call.
+    let listed = list_calls(data);
     let Some(message) = parse_model_response(data) else {
         return;
     };
+    let calls = |m: &AiMessage| -> Vec<(Option<String>, String)> {
+        m.tool_calls
+            .iter()
+            .map(|c| (c.id.clone(), c.name.clone()))
+            .collect()
+    };
+    let listed = listed.expect("a model response that parses is listed");
+    assert_eq!(calls(&listed), calls(&message));
     let problems = message.addressability();
     assert_eq!(problems.len(), message.tool_calls.len());
     let removed: HashSet<Option<String>> = message

@@ -10,6 +10,7 @@
 
 /// The host's types, as `checks` names them.
 pub mod wire {
+    pub use warden_types::call_listing::list_calls;
     pub use warden_types::message::AiMessage;
     pub use warden_policy::trust::admit;
     pub use warden_types::request::{CallContext, ToolCall};

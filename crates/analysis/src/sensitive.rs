@@ -81,6 +81,21 @@ pub fn is_public(path: &str, access: Access) -> bool {
         || SYSTEM_TRUST_STORES.iter().any(|dir| path.starts_with(dir))
 }
 
+/// The default pattern of env files other than `.env` itself.
+const ENV_FILES: &str = ".env.*";
+
+/// An env file's template read (`.env.example`, `.env.sample`,
+/// `.env.local.example`): committed to repositories with placeholder values
+/// for people and agents to copy. Only where `.env.*` is what protects the
+/// path (a template under `.ssh/` stays protected), and only read: writing
+/// one could plant values a later copy picks up.
+fn is_env_template(path: &str, access: Access) -> bool {
+    let name = path.rsplit('/').next().unwrap_or("");
+    access == Access::Read
+        && name.starts_with(".env.")
+        && (name.ends_with(".example") || name.ends_with(".sample"))
+}
+
 /// Where the system keeps the certificates of the authorities it trusts.
 const SYSTEM_TRUST_STORES: &[&str] = &[
     "/etc/ssl/certs/",
@@ -197,7 +212,9 @@ impl SensitivePaths {
     /// path is public material ([`is_public`]) for this kind of access.
     pub fn protecting(&self, path: &str, access: Access) -> Option<&str> {
         let pattern = self.matching(path)?;
-        (!is_public(path, access)).then_some(pattern)
+        let public =
+            is_public(path, access) || (pattern == ENV_FILES && is_env_template(path, access));
+        (!public).then_some(pattern)
     }
 
     /// The pattern a path in comparison form matches, if any (the one that
@@ -311,6 +328,28 @@ mod tests {
             "/home/u/.ssh/known_hosts",
         ] {
             assert_eq!(hit(path), None, "{path}");
+        }
+    }
+
+    #[test]
+    fn env_templates_are_public_to_read_and_env_files_stay_protected() {
+        let s = SensitivePaths::default();
+        for path in [
+            "/work/repo/.env.example",
+            "/work/repo/.env.sample",
+            "/work/repo/.env.local.example",
+        ] {
+            assert_eq!(s.protecting(path, Access::Read), None, "{path}");
+            assert!(s.protecting(path, Access::Write).is_some(), "{path}");
+        }
+        for path in [
+            "/work/repo/.env",
+            "/work/repo/.env.production",
+            "/work/repo/.env.example.bak",
+            "/work/repo/.env.local",
+            "/home/u/.ssh/.env.example",
+        ] {
+            assert!(s.protecting(path, Access::Read).is_some(), "{path}");
         }
     }
 

@@ -13,6 +13,7 @@
 pub mod admin;
 pub mod approval;
 pub mod call_formats;
+pub mod call_listing;
 pub mod caller;
 pub mod codes;
 pub mod decision;

@@ -66,7 +66,9 @@ pub struct Config {
     #[serde(default)]
     pub triage: TriageConfig,
     /// Where Warden keeps its state (approval store, caches, logs); relative to
-    /// this file. Default: `.warden` in the working directory.
+    /// this file. Default: `.warden` in the working directory for the daemon
+    /// and the approval commands; the CLI's other commands and the hook use the
+    /// user's state directory (`$XDG_STATE_HOME/warden`).
     #[serde(default)]
     pub data_dir: Option<PathBuf>,
     /// Sign every decision with this key (see `warden keygen`). Absent: no records.

@@ -12,6 +12,7 @@ mod wire {
     pub use warden_policy::trust::admit;
     pub use warden_types::Asserts;
     pub use warden_types::Caller;
+    pub use warden_types::call_listing::list_calls;
     pub use warden_types::request::ToolCall;
 
     pub fn parse_model_response(body: &[u8]) -> Option<AiMessage> {

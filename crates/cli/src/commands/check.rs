@@ -55,7 +55,8 @@ pub(crate) struct CheckArgs {
 }
 
 pub(crate) fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
-    check(&crate::commands::input::load_config(
+    check(&crate::commands::input::load_command_config(
         args.config.as_deref(),
+        "check",
     )?)
 }

@@ -11,7 +11,8 @@ use warden_types::request::ToolCall;
 const DEMO_CALLS: &str = include_str!("../../../../examples/demo-calls.jsonl");
 
 pub(crate) fn demo() -> anyhow::Result<ExitCode> {
-    let config = Config::embedded();
+    let mut config = Config::embedded();
+    super::state_dir::place(&mut config.core, "demo");
     let warden = std::sync::Arc::new(Warden::new(&config.core)?);
     let snapshot = warden.snapshot();
     println!(

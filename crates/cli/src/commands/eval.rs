@@ -10,7 +10,7 @@ use warden_types::Attribution;
 use warden_types::Caller;
 use warden_types::request::ToolCall;
 
-use crate::commands::input::{load_config, read_request};
+use crate::commands::input::{load_command_config, read_request};
 
 pub(crate) fn eval(
     config: Option<&Path>,
@@ -18,7 +18,7 @@ pub(crate) fn eval(
     internal: bool,
     asserts: Vec<Attribution>,
 ) -> anyhow::Result<ExitCode> {
-    let config = load_config(config)?;
+    let config = load_command_config(config, "eval")?;
     let body = read_request(request)?;
     let warden = Warden::new(&config.core)?;
     let caller = Caller::of_credential(internal, asserts.into_iter().collect());

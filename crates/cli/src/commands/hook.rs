@@ -111,8 +111,9 @@ impl HookOutput {
 }
 
 /// Claude Code's tool names, as Warden's tool registry and providers know them
-/// (one configuration serves DeerFlow and Claude Code). Other names (MCP tools,
-/// `Task`, ...) are judged as they are.
+/// (one configuration serves DeerFlow and Claude Code), its own housekeeping
+/// tools in the same spelling so that a rule can name them. Other names (MCP
+/// tools, ...) are judged as they are.
 pub const TOOL_NAMES: &[(&str, &str)] = &[
     ("Bash", "bash"),
     ("Read", "read"),
@@ -124,6 +125,13 @@ pub const TOOL_NAMES: &[(&str, &str)] = &[
     ("Glob", "glob"),
     ("Grep", "grep"),
     ("LS", "ls"),
+    ("NotebookEdit", "notebook_edit"),
+    ("TodoWrite", "todo_write"),
+    ("Task", "task"),
+    ("ExitPlanMode", "exit_plan_mode"),
+    ("BashOutput", "bash_output"),
+    ("KillShell", "kill_shell"),
+    ("KillBash", "kill_shell"),
 ];
 
 impl PreToolUse {
@@ -194,10 +202,11 @@ pub fn answer(payload: &[u8], judge: &Judge) -> HookOutput {
 }
 
 fn in_process(path: Option<&Path>, call: &ToolCall) -> Result<Evaluation, String> {
-    let config = match path {
+    let mut config = match path {
         Some(path) => Config::load(path).map_err(|e| e.to_string())?,
         None => Config::embedded(),
     };
+    super::state_dir::place(&mut config, "hook");
     let warden = Warden::new(&config).map_err(|e| e.to_string())?;
     // What the model wrote is judged (a deny at worst); only the context the
     // hook built could be refused.

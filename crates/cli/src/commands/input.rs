@@ -14,6 +14,15 @@ pub(crate) fn load_config(path: Option<&Path>) -> anyhow::Result<Config> {
     })
 }
 
+/// The configuration a command that is not the daemon runs with: its data
+/// directory in the user's state directory unless the file names one
+/// ([`super::state_dir`]).
+pub(crate) fn load_command_config(path: Option<&Path>, command: &str) -> anyhow::Result<Config> {
+    let mut config = load_config(path)?;
+    super::state_dir::place(&mut config.core, command);
+    Ok(config)
+}
+
 pub(crate) fn read_request(source: &str) -> anyhow::Result<Vec<u8>> {
     let mut body = Vec::new();
     if source == "-" {

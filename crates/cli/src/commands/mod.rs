@@ -14,5 +14,6 @@ pub(crate) mod keygen;
 pub(crate) mod new;
 pub(crate) mod scaffold;
 pub(crate) mod serve;
+pub(crate) mod state_dir;
 pub(crate) mod test;
 pub(crate) mod verify;

@@ -64,8 +64,9 @@ pub(crate) fn test(
         "config": provider_config,
         "limits": limit_map,
     }]}});
-    let config = Config::parse(&spec.to_string(), "<warden test>", PathBuf::from("."))
+    let mut config = Config::parse(&spec.to_string(), "<warden test>", PathBuf::from("."))
         .context("the provider config or limits")?;
+    super::state_dir::place(&mut config.core, "test");
     let spec = &config.core.guardrails.providers[0];
     let artifacts = ArtifactCache::in_data_dir(&config.core.data_dir());
     let sources = Sources {

@@ -283,3 +283,57 @@ fn the_documented_settings_snippet_is_valid_json_naming_the_hook() {
         .unwrap();
     assert!(command.contains("warden hook claude-code"), "{command}");
 }
+
+// --- the shipped example, with `matcher: "*"` ------------------------------------
+
+#[test]
+fn claude_codes_own_housekeeping_tools_are_allowed_by_the_example() {
+    for (tool, input) in [
+        (
+            "TodoWrite",
+            json!({"todos": [{"content": "Run the tests", "status": "pending", "activeForm": "Running the tests"}]}),
+        ),
+        (
+            "Task",
+            json!({"description": "Find the parser", "prompt": "Where is the shell parser?", "subagent_type": "general-purpose"}),
+        ),
+        ("ExitPlanMode", json!({"plan": "1. Edit src/lib.rs"})),
+        ("BashOutput", json!({"bash_id": "bash_1"})),
+        ("KillShell", json!({"shell_id": "bash_1"})),
+    ] {
+        let (decision, reason) = judged(tool, input);
+        assert_eq!(decision, "allow", "{tool}: {reason}");
+    }
+}
+
+#[test]
+fn a_notebook_edit_still_asks_under_the_example() {
+    let (decision, _) = judged(
+        "NotebookEdit",
+        json!({"notebook_path": "/work/repo/analysis.ipynb", "new_source": "print(1)", "cell_id": "c1"}),
+    );
+    assert_eq!(decision, "ask");
+}
+
+#[test]
+fn reading_an_env_template_is_allowed_by_the_example() {
+    for file in [".env.example", ".env.sample"] {
+        let (decision, reason) = judged("Read", json!({"file_path": format!("/work/repo/{file}")}));
+        assert_eq!(decision, "allow", "{file}: {reason}");
+    }
+}
+
+#[test]
+fn real_env_files_stay_denied_by_the_example() {
+    for file in [".env", ".env.local", ".env.production", ".env.example.bak"] {
+        let (decision, reason) = judged("Read", json!({"file_path": format!("/work/repo/{file}")}));
+        assert_eq!(decision, "deny", "{file}: {reason}");
+        assert!(reason.contains("perm.sensitive_path"), "{reason}");
+    }
+    // Writing a template could plant what a later copy picks up.
+    let (decision, _) = judged(
+        "Write",
+        json!({"file_path": "/work/repo/.env.example", "content": "TOKEN=x"}),
+    );
+    assert_eq!(decision, "deny");
+}

@@ -269,6 +269,42 @@ async fn a_model_response_with_a_duplicate_argument_key_denies_every_call() {
 }
 
 #[tokio::test]
+async fn a_model_response_nested_past_the_parsers_own_guard_denies_every_call() {
+    let mut daemon = daemon();
+    // Past serde_json's 128 levels: the response cannot be parsed whole, but
+    // each call still comes back, denied by id and name.
+    let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+    let (status, outcome) = post_raw(
+        &daemon,
+        "/v1/threads/t-1/runs/r-1/tool-calls",
+        &format!(
+            r#"{{"message": {{"tool_calls": [
+            {{"id": "a", "name": "read_file", "args": {{"path": "README.md"}}}},
+            {{"id": "b", "name": "bash", "args": {{"command": {deep}}}}}]}}}}"#
+        ),
+    )
+    .await;
+    assert_eq!(status, 200, "{outcome}");
+    assert_eq!(outcome["run_state"], "running");
+    let calls = outcome["calls"].as_array().unwrap();
+    let listed: Vec<_> = calls.iter().map(|c| (&c["id"], &c["name"])).collect();
+    assert_eq!(
+        listed,
+        [
+            (&json!("a"), &json!("read_file")),
+            (&json!("b"), &json!("bash"))
+        ]
+    );
+    for call in calls {
+        assert_eq!(call["status"], "denied", "{call}");
+        assert_eq!(call["reasons"][0]["code"], "warden.input_too_deep");
+        assert!(call["note"].as_str().unwrap().contains("input_too_deep"));
+    }
+    daemon.stop();
+    assert_eq!(daemon.log("decisions.jsonl").len(), 2);
+}
+
+#[tokio::test]
 async fn a_model_response_that_is_not_json_lists_no_call_and_runs_none() {
     let mut daemon = daemon();
     let (status, outcome) = post_raw(

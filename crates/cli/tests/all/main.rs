@@ -28,6 +28,7 @@ mod redaction;
 mod relay_reviewers;
 mod signing;
 mod soak;
+mod state_dir;
 mod surfaces;
 mod throttle;
 mod trust;

@@ -14,6 +14,7 @@ use warden::Evaluation;
 use warden_approval::validate::check_id;
 use warden_approval::{ApprovalError, GateOutcome, ModelResponse, RunRef};
 use warden_types::Caller;
+use warden_types::call_listing::list_calls;
 use warden_types::decision::Reason;
 use warden_types::request::{RequestError, ToolCall};
 
@@ -190,15 +191,17 @@ pub(super) async fn tool_calls(
     let caller = super::extract::caller_of(&who);
     let mut unread = false;
     let outcome = match body {
-        // Every call it lists is denied; when it cannot be read, none is listed
-        // and none runs.
+        // Every call it lists is denied, those it lists too deep or too
+        // malformed to parse whole by id and name; when it cannot be read at
+        // all, none is listed and none runs.
         Err(refusal) => {
             unread = refusal.body.is_none();
-            let message = refusal
-                .body
-                .as_deref()
-                .and_then(|body| serde_json::from_slice::<ModelResponse>(body).ok())
-                .map(|response| response.message);
+            let message = refusal.body.as_deref().and_then(|body| {
+                serde_json::from_slice::<ModelResponse>(body)
+                    .map(|response| response.message)
+                    .ok()
+                    .or_else(|| list_calls(body))
+            });
             let reason = Reason::new(refusal.code, refusal.message);
             let outcome = daemon.gate.refuse(&run, message.as_ref(), reason);
             if outcome.calls.is_empty() {
