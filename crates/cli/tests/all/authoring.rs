@@ -333,10 +333,57 @@ fn cargo(dir: &Path, args: &[&str]) {
 }
 
 #[test]
+fn a_new_provider_depends_on_the_published_sdk_and_names_no_path_of_this_checkout() {
+    let dir = tempfile::tempdir().unwrap();
+    let crate_dir = dir.path().join("web-guard");
+    let out = warden_in(dir.path(), &["new", "provider", "web-guard"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let version = env!("CARGO_PKG_VERSION");
+    for file in ["Cargo.toml", "src/lib.rs", "README.md", "config.yaml"] {
+        let text = std::fs::read_to_string(crate_dir.join(file)).unwrap();
+        assert!(
+            !text.contains(path(repo_root())),
+            "{file} names this checkout:\n{text}"
+        );
+    }
+    let manifest = std::fs::read_to_string(crate_dir.join("Cargo.toml")).unwrap();
+    assert!(
+        manifest.contains(&format!("warden-provider = \"{version}\"")),
+        "{manifest}"
+    );
+}
+
+#[test]
+fn a_new_provider_refuses_a_local_sdk_that_is_not_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("guard");
+    let out = warden(&[
+        "new",
+        "provider",
+        "guard",
+        "--dir",
+        path(&target),
+        "--sdk",
+        path(dir.path()),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("cannot find the provider SDK"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!target.exists());
+}
+
+#[test]
 fn a_new_provider_builds_and_passes_its_own_tests_and_vectors() {
     let dir = tempfile::tempdir().unwrap();
     let crate_dir = dir.path().join("pii-guard");
-    let out = warden_in(dir.path(), &["new", "provider", "pii-guard"]);
+    let sdk = repo_root().join("sdk/provider");
+    let out = warden_in(
+        dir.path(),
+        &["new", "provider", "pii-guard", "--sdk", path(&sdk)],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 
     cargo(&crate_dir, &["test", "--quiet"]);
