@@ -16,3 +16,4 @@ pub(crate) mod scaffold;
 pub(crate) mod serve;
 pub(crate) mod test;
 pub(crate) mod verify;
+pub(crate) mod wit;

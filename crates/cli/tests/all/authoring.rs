@@ -283,6 +283,15 @@ fn inspect_refuses_a_file_that_is_not_a_component() {
 }
 
 #[test]
+fn wit_prints_the_contract_word_for_word() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = warden_in(dir.path(), &["wit"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let contract = std::fs::read(repo_root().join("wit/guardrail.wit")).unwrap();
+    assert!(out.stdout == contract, "{}", stdout(&out));
+}
+
+#[test]
 fn new_provider_never_writes_into_a_non_empty_directory() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("mine.txt"), "keep").unwrap();
