@@ -10,7 +10,7 @@ use clap::{Parser, Subcommand};
 
 use crate::commands::{
     approval, bench, check, demo, eval, hook, inspect, interaction, keygen, new, serve, test,
-    verify,
+    verify, wit,
 };
 
 #[derive(Parser)]
@@ -47,6 +47,9 @@ enum Command {
     /// Show what a component is (contract, imports, exports, size, SHA-256) and
     /// whether this host would refuse it and why; exits 1 if it would.
     Inspect(inspect::InspectArgs),
+    /// Print the WIT contract this binary speaks (`wit/guardrail.wit`), for
+    /// building providers in any language: `warden wit > wit/guardrail.wit`.
+    Wit(wit::WitArgs),
     /// Make an Ed25519 key pair for signing decision records: PREFIX.key
     /// (private, owner-only) and PREFIX.pub.
     Keygen(keygen::KeygenArgs),
@@ -102,6 +105,7 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::New(args) => new::run(args),
         Command::Test(args) => test::run(args),
         Command::Inspect(args) => inspect::run(args),
+        Command::Wit(args) => wit::run(args),
         Command::Keygen(args) => keygen::run(args),
         Command::VerifyDecision(args) => verify::run(args),
         Command::Interaction(args) => interaction::run(args),

@@ -17,3 +17,4 @@ pub(crate) mod serve;
 pub(crate) mod state_dir;
 pub(crate) mod test;
 pub(crate) mod verify;
+pub(crate) mod wit;

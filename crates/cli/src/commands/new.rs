@@ -5,14 +5,19 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 
+use crate::commands::scaffold::Sdk;
+
 pub(crate) fn new_provider(
     name: &str,
     dir: Option<PathBuf>,
     sdk: Option<PathBuf>,
 ) -> anyhow::Result<ExitCode> {
     let dir = dir.unwrap_or_else(|| PathBuf::from(name));
-    let sdk = sdk.unwrap_or_else(|| PathBuf::from(crate::commands::scaffold::BUILT_WITH_SDK));
-    let scaffold = crate::commands::scaffold::new_provider(name, &dir, &sdk)?;
+    let sdk = match &sdk {
+        Some(path) => Sdk::Local(path),
+        None => Sdk::Published,
+    };
+    let scaffold = crate::commands::scaffold::new_provider(name, &dir, sdk)?;
     println!("created provider '{name}' in {}", scaffold.dir.display());
     for file in &scaffold.files {
         println!(
@@ -45,8 +50,9 @@ enum What {
         /// Where to create it (default: ./NAME); must not exist or be empty.
         #[arg(long)]
         dir: Option<PathBuf>,
-        /// The provider SDK (sdk/provider of a Warden checkout); default: the
-        /// one this binary was built from.
+        /// A local provider SDK (sdk/provider of a Warden checkout), depended
+        /// on by path; default: the published warden-provider at this
+        /// binary's version.
         #[arg(long)]
         sdk: Option<PathBuf>,
     },

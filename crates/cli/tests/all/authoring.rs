@@ -283,6 +283,15 @@ fn inspect_refuses_a_file_that_is_not_a_component() {
 }
 
 #[test]
+fn wit_prints_the_contract_word_for_word() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = warden_in(dir.path(), &["wit"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let contract = std::fs::read(repo_root().join("wit/guardrail.wit")).unwrap();
+    assert!(out.stdout == contract, "{}", stdout(&out));
+}
+
+#[test]
 fn new_provider_never_writes_into_a_non_empty_directory() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("mine.txt"), "keep").unwrap();
@@ -333,10 +342,57 @@ fn cargo(dir: &Path, args: &[&str]) {
 }
 
 #[test]
+fn a_new_provider_depends_on_the_published_sdk_and_names_no_path_of_this_checkout() {
+    let dir = tempfile::tempdir().unwrap();
+    let crate_dir = dir.path().join("web-guard");
+    let out = warden_in(dir.path(), &["new", "provider", "web-guard"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let version = env!("CARGO_PKG_VERSION");
+    for file in ["Cargo.toml", "src/lib.rs", "README.md", "config.yaml"] {
+        let text = std::fs::read_to_string(crate_dir.join(file)).unwrap();
+        assert!(
+            !text.contains(path(repo_root())),
+            "{file} names this checkout:\n{text}"
+        );
+    }
+    let manifest = std::fs::read_to_string(crate_dir.join("Cargo.toml")).unwrap();
+    assert!(
+        manifest.contains(&format!("warden-provider = \"{version}\"")),
+        "{manifest}"
+    );
+}
+
+#[test]
+fn a_new_provider_refuses_a_local_sdk_that_is_not_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("guard");
+    let out = warden(&[
+        "new",
+        "provider",
+        "guard",
+        "--dir",
+        path(&target),
+        "--sdk",
+        path(dir.path()),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("cannot find the provider SDK"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!target.exists());
+}
+
+#[test]
 fn a_new_provider_builds_and_passes_its_own_tests_and_vectors() {
     let dir = tempfile::tempdir().unwrap();
     let crate_dir = dir.path().join("pii-guard");
-    let out = warden_in(dir.path(), &["new", "provider", "pii-guard"]);
+    let sdk = repo_root().join("sdk/provider");
+    let out = warden_in(
+        dir.path(),
+        &["new", "provider", "pii-guard", "--sdk", path(&sdk)],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 
     cargo(&crate_dir, &["test", "--quiet"]);
@@ -377,4 +433,114 @@ fn a_new_provider_builds_and_passes_its_own_tests_and_vectors() {
 
     let out = warden_in(&crate_dir, &["inspect", path(&component)]);
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+}
+
+fn run_ok(command: &mut Command) {
+    let out = command.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{command:?} failed:\n{}",
+        stderr(&out)
+    );
+}
+
+/// Scaffolds `echo-guard` in `parent` on the published SDK and builds it as a
+/// stranger would, from a vendor directory (cargo's directory source standing
+/// in for the registry: the packaged SDK crates and every other dependency),
+/// with the build command the scaffold's README gives. Returns the component.
+fn build_scaffold_from_a_vendor_directory(parent: &Path) -> Vec<u8> {
+    let out = warden_in(parent, &["new", "provider", "echo-guard"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let project = parent.canonicalize().unwrap().join("echo-guard");
+    let version = env!("CARGO_PKG_VERSION");
+    let sdk_crates = ["warden-provider", "warden-analysis", "warden-types"];
+
+    // The SDK as packaged: `cargo package` of the three (files only;
+    // scripts/test verifies their builds), unpacked.
+    let packages = parent.join("packages");
+    let mut package = Command::new(env!("CARGO"));
+    package
+        .args(["package", "--no-verify", "--allow-dirty", "--quiet"])
+        .arg("--target-dir")
+        .arg(&packages)
+        .current_dir(repo_root());
+    for name in sdk_crates {
+        package.args(["-p", name]);
+    }
+    run_ok(&mut package);
+    let sdk = parent.join("sdk");
+    std::fs::create_dir(&sdk).unwrap();
+    for name in sdk_crates {
+        let file = packages.join(format!("package/{name}-{version}.crate"));
+        run_ok(Command::new("tar").arg("xzf").arg(file).arg("-C").arg(&sdk));
+    }
+
+    // Vendor the rest with the SDK patched in, then serve all of it from the
+    // vendor directory in place of the registry.
+    let manifest = std::fs::read_to_string(project.join("Cargo.toml")).unwrap();
+    let mut patched = format!("{manifest}\n[patch.crates-io]\n");
+    for name in sdk_crates {
+        let dir = serde_json::to_string(&sdk.join(format!("{name}-{version}"))).unwrap();
+        patched.push_str(&format!("{name} = {{ path = {dir} }}\n"));
+    }
+    std::fs::write(project.join("Cargo.toml"), patched).unwrap();
+    run_ok(
+        Command::new(env!("CARGO"))
+            .args(["vendor", "--quiet", "vendor"])
+            .current_dir(&project),
+    );
+    std::fs::write(project.join("Cargo.toml"), manifest).unwrap();
+    std::fs::remove_file(project.join("Cargo.lock")).unwrap();
+    for name in sdk_crates {
+        let to = project.join(format!("vendor/{name}-{version}"));
+        std::fs::rename(sdk.join(format!("{name}-{version}")), &to).unwrap();
+        std::fs::write(
+            to.join(".cargo-checksum.json"),
+            r#"{"files":{},"package":null}"#,
+        )
+        .unwrap();
+    }
+    std::fs::create_dir_all(project.join(".cargo")).unwrap();
+    std::fs::write(
+        project.join(".cargo/config.toml"),
+        "[source.crates-io]\nreplace-with = \"vendored\"\n[source.vendored]\ndirectory = \"vendor\"\n",
+    )
+    .unwrap();
+
+    // The README's command, with $PWD and $CARGO_HOME filled in.
+    let readme = std::fs::read_to_string(project.join("README.md")).unwrap();
+    let remap =
+        "--remap-path-prefix=$PWD=/provider --remap-path-prefix=${CARGO_HOME:-$HOME/.cargo}=/cargo";
+    assert!(readme.contains(remap), "{readme}");
+    let cargo_home = std::env::var("CARGO_HOME")
+        .unwrap_or_else(|_| format!("{}/.cargo", std::env::var("HOME").unwrap()));
+    let rustflags = remap
+        .replace("$PWD", path(&project))
+        .replace("${CARGO_HOME:-$HOME/.cargo}", &cargo_home);
+    let target_dir = parent.join("target");
+    run_ok(
+        Command::new(env!("CARGO"))
+            .args(["build", "--quiet", "--offline", "--release"])
+            .args(["--target", "wasm32-wasip2"])
+            .current_dir(&project)
+            .env("CARGO_TARGET_DIR", &target_dir)
+            .env("RUSTFLAGS", rustflags)
+            .env_remove("CARGO_ENCODED_RUSTFLAGS"),
+    );
+    std::fs::read(target_dir.join("wasm32-wasip2/release/echo_guard.wasm")).unwrap()
+}
+
+#[test]
+fn a_new_provider_built_in_two_folders_has_one_digest() {
+    use sha2::{Digest, Sha256};
+    let first = tempfile::tempdir().unwrap();
+    let second = tempfile::tempdir().unwrap();
+    let deeper = second.path().join("somewhere/else");
+    std::fs::create_dir_all(&deeper).unwrap();
+    let a = build_scaffold_from_a_vendor_directory(first.path());
+    let b = build_scaffold_from_a_vendor_directory(&deeper);
+    assert_eq!(
+        hex::encode(Sha256::digest(&a)),
+        hex::encode(Sha256::digest(&b))
+    );
 }
