@@ -91,8 +91,13 @@ pub fn model_response(data: &[u8]) {
             .map(|c| (c.id.clone(), c.name.clone()))
             .collect()
     };
-    let listed = listed.expect("a model response that parses is listed");
-    assert_eq!(calls(&listed), calls(&message));
+    // serde also reads a struct from an array of its fields in order; the
+    // listing reads a message as the object every harness sends, and a body
+    // it does not list has no call answered by name (as before it existed).
+    if data.trim_ascii_start().first() == Some(&b'{') {
+        let listed = listed.expect("a model response object that parses is listed");
+        assert_eq!(calls(&listed), calls(&message));
+    }
     let problems = message.addressability();
     assert_eq!(problems.len(), message.tool_calls.len());
     let removed: HashSet<Option<String>> = message
