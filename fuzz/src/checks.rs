@@ -133,3 +133,41 @@ pub fn redact(data: &[u8]) {
     let once = redactor.redact(text);
     assert_eq!(redactor.redact(&once), once, "redact({text:?})");
 }
+
+/// The DeepCode config reader (`warden rules import --from deepcode`): no
+/// panic; what it emits loads in Warden's permission engine (the import checks
+/// that itself, so an error naming the emitted block is this check failing),
+/// and the same file imports the same way twice.
+pub fn deepcode_config(data: &[u8]) {
+    use warden_policy::deepcode_import::{ImportError, import};
+    match import(data) {
+        Ok(first) => {
+            let second = import(data).expect("an imported config imports again");
+            assert_eq!(first.permissions, second.permissions);
+        }
+        Err(ImportError::Unsupported { rule, message }) => {
+            assert!(!rule.starts_with("the emitted"), "{rule}: {message}");
+        }
+        Err(ImportError::Malformed { .. }) => {}
+    }
+}
+
+/// The policy test suite reader (`warden policy test SUITE.yaml`,
+/// `warden_policy::suite`): no panic; a suite read has a case, every case's
+/// request validates as a request does, and the same text reads the same way
+/// twice.
+pub fn policy_suite(data: &[u8]) {
+    use warden_policy::suite::Suite;
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    if let Ok(suite) = Suite::parse(text, "suite.yaml") {
+        assert!(!suite.cases.is_empty());
+        for case in &suite.cases {
+            case.request.validate().expect("a case's request validates");
+        }
+        let again = Suite::parse(text, "suite.yaml").expect("a suite read reads again");
+        let names = |s: &Suite| s.cases.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&suite), names(&again));
+    }
+}

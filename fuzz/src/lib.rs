@@ -40,5 +40,39 @@ pub use warden_types::Caller;
 #[path = "../../crates/server/src/proxies.rs"]
 pub mod proxies;
 
+/// The provider manifest reader (`crates/runtime/src/manifest.rs`): the
+/// runtime crate links wasmtime, its manifest module only wasmparser.
+#[path = "../../crates/runtime/src/manifest.rs"]
+pub mod manifest;
+
+/// A provider bundle's statement, key and signature readers
+/// (`crates/warden/src/bundle/statement.rs`).
+#[path = "../../crates/warden/src/bundle/statement.rs"]
+pub mod bundle_statement;
+
+pub mod replay_reader;
+
+/// The replay reader, as `replay` names it.
+pub mod replay_wire {
+    pub use crate::replay_reader::read::{Entry, read_line};
+}
+
+/// The decision log's chain and its verifier (`crates/log/src/chain.rs`,
+/// `verify.rs`): the log crate links wasmtime through the runtime crate, these
+/// two only hashing, JSON and Ed25519.
+#[path = "../../crates/log/src/chain.rs"]
+pub mod chain;
+#[path = "../../crates/log/src/verify.rs"]
+pub mod verify;
+
+/// The log's types, as `trail` names them.
+pub mod log_wire {
+    pub use crate::chain::Chain;
+    pub use crate::verify::verify;
+}
+
 pub mod checks;
 pub mod forwarded;
+pub mod mcp;
+pub mod replay;
+pub mod trail;

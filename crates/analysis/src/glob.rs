@@ -3,6 +3,7 @@
 //! for names (a tool's), where `/` is a character like any other. Patterns are
 //! checked once, when they are built.
 
+use std::borrow::Cow;
 use std::fmt;
 
 /// A checked glob pattern.
@@ -96,11 +97,41 @@ impl Glob {
 
     /// Whether `text` matches the whole pattern.
     pub fn matches(&self, text: &str) -> bool {
+        fast_glob::glob_match(&self.pattern, self.subject(text))
+    }
+
+    /// `text` in the form the pattern is matched against: lower-cased unless
+    /// case-sensitive, and for a name with every `/` made [`SLASH`].
+    pub(crate) fn subject<'a>(&self, text: &'a str) -> Cow<'a, [u8]> {
         match self.mode {
-            Mode::Path => fast_glob::glob_match(&self.pattern, text),
-            Mode::PathIgnoringCase => fast_glob::glob_match(&self.pattern, text.to_lowercase()),
-            Mode::Name => fast_glob::glob_match(&self.pattern, unslashed(text.to_lowercase())),
+            Mode::Path => Cow::Borrowed(text.as_bytes()),
+            Mode::PathIgnoringCase => Cow::Owned(text.to_lowercase().into_bytes()),
+            Mode::Name => Cow::Owned(unslashed(text.to_lowercase())),
         }
+    }
+
+    /// Whether two globs see a text in the same form (see [`Glob::subject`]).
+    pub(crate) fn same_subject(&self, other: &Glob) -> bool {
+        self.mode == other.mode
+    }
+
+    /// The longest run of bytes that every text the pattern matches contains,
+    /// in the form the pattern is matched against (lower-cased unless
+    /// case-sensitive, a name's `/` made a separator byte); empty when there
+    /// is none. Only the
+    /// part before the first class, brace or escape is read: what follows
+    /// one may be literal or not, and a shorter literal is never wrong.
+    pub fn required_literal(&self) -> &[u8] {
+        let end = self
+            .pattern
+            .iter()
+            .position(|b| matches!(b, b'[' | b']' | b'{' | b'}' | b',' | b'\\' | b'!'))
+            .unwrap_or(self.pattern.len());
+        // `/` is not required as written: `**/` also matches no directory.
+        self.pattern[..end]
+            .split(|b| matches!(b, b'*' | b'?' | b'/'))
+            .max_by_key(|run| run.len())
+            .unwrap_or_default()
     }
 
     /// The pattern as given.

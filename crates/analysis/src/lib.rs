@@ -17,8 +17,11 @@
 
 #![deny(missing_docs)]
 
+pub mod contacts;
+pub mod dirs;
 pub mod effects;
 pub mod glob;
+pub mod globs;
 pub mod path;
 pub mod sensitive;
 pub mod shell;

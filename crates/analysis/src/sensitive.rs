@@ -15,6 +15,7 @@
 //! match stays protected, keys and tokens first.
 
 use crate::glob::wildcard;
+use crate::shell::{Command, RedirectOp};
 
 /// The defaults: every one always applies unless dropped explicitly.
 pub const DEFAULT_SENSITIVE_PATHS: &[&str] = &[
@@ -41,6 +42,27 @@ pub const DEFAULT_SENSITIVE_PATHS: &[&str] = &[
     "id_dsa*",
     "id_ecdsa*",
     "id_ed25519*",
+    // Account databases: password hashes, by any reader.
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/security/opasswd",
+    "/etc/master.passwd",
+    // Browsers' password databases and the keys that open them, desktop
+    // keyrings, password stores, and CLIs' stored tokens.
+    "login data",
+    "login data for account",
+    "key3.db",
+    "key4.db",
+    ".mozilla/firefox/*/logins.json",
+    "firefox/profiles/*/logins.json",
+    ".local/share/keyrings/",
+    "library/keychains/",
+    ".password-store/",
+    ".config/gh/hosts.yml",
+    ".config/glab-cli/config.yml",
+    ".config/hub",
 ];
 
 /// How a path is used: public material may be read, and some of it written.
@@ -67,7 +89,7 @@ pub fn is_public(path: &str, access: Access) -> bool {
         return false;
     };
     // A name that says key or private is a key, whatever else it says.
-    if stem.contains("key") || stem.contains("priv") || stem.contains("secret") {
+    if names_a_secret(stem) {
         return false;
     }
     stem.contains("cert")
@@ -79,6 +101,51 @@ pub fn is_public(path: &str, access: Access) -> bool {
         || stem.starts_with("ca-")
         || stem.starts_with("ca_")
         || SYSTEM_TRUST_STORES.iter().any(|dir| path.starts_with(dir))
+}
+
+/// A file name (without its extension) that says key, private or secret.
+fn names_a_secret(stem: &str) -> bool {
+    stem.contains("key") || stem.contains("priv") || stem.contains("secret")
+}
+
+/// The words of a command that name a file it uses only for public material,
+/// by the program's own flags: `openssl dhparam`'s `-in`, `-out` and standard
+/// output (Diffie-Hellman parameters), `openssl x509`'s `-in`, `-out` and
+/// standard output (it reads and prints certificates, never a private key;
+/// `-signkey` and `-CAkey` name keys and are not among them). The words are
+/// the command's own (`&str`s into its arguments and redirections), so a
+/// caller tells this use of a file from another use of the same name by
+/// position. Empty for every other command.
+pub fn public_by_use(command: &Command) -> Vec<&str> {
+    let mut out = Vec::new();
+    if !command.is("openssl") {
+        return out;
+    }
+    let Some(sub) = command.args.first() else {
+        return out;
+    };
+    if !matches!(sub.value.as_str(), "dhparam" | "x509") {
+        return out;
+    }
+    let mut args = command.args[1..].iter();
+    while let Some(arg) = args.next() {
+        if matches!(arg.value.as_str(), "-in" | "-out")
+            && let Some(file) = args.next().filter(|a| a.literal)
+        {
+            out.push(file.value.as_str());
+        }
+    }
+    for r in &command.redirects {
+        if matches!(
+            r.op,
+            RedirectOp::Output | RedirectOp::Append | RedirectOp::Clobber
+        ) && matches!(r.fd, None | Some(1))
+            && r.target.literal
+        {
+            out.push(r.target.value.as_str());
+        }
+    }
+    out
 }
 
 /// The default pattern of env files other than `.env` itself.
@@ -217,6 +284,37 @@ impl SensitivePaths {
         (!public).then_some(pattern)
     }
 
+    /// As [`SensitivePaths::protecting`], for a path the call uses only where
+    /// a program reads or writes public material ([`public_by_use`]): there a
+    /// PEM file whose name says neither key nor secret (`dhparams.pem`,
+    /// `server.pem`) is public too. Only when `*.pem` is the one pattern that
+    /// protects it: a file under `.ssh/`, named by an operator's pattern or
+    /// spelt as a key stays protected, whatever the use.
+    pub fn protecting_used_publicly(&self, path: &str, access: Access) -> Option<&str> {
+        let pattern = self.protecting(path, access)?;
+        let name = path.rsplit('/').next().unwrap_or("");
+        let ambiguous = name
+            .strip_suffix(".pem")
+            .is_some_and(|stem| !names_a_secret(stem))
+            && self.only_pem_protects(path);
+        (!ambiguous).then_some(pattern)
+    }
+
+    /// Whether `*.pem` is the only pattern that matches the path, anywhere.
+    fn only_pem_protects(&self, path: &str) -> bool {
+        let mut start = 0;
+        for component in path.split('/') {
+            let at = start;
+            start += component.len() + 1;
+            for pattern in &self.patterns {
+                if pattern.text != "*.pem" && pattern.matches_at(component, &path[at..]) {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
     /// The pattern a path in comparison form matches, if any (the one that
     /// matches earliest in the path).
     pub fn matching(&self, path: &str) -> Option<&str> {
@@ -285,6 +383,32 @@ mod tests {
         SensitivePaths::default()
             .protecting(path, Access::Read)
             .map(str::to_string)
+    }
+
+    #[test]
+    fn account_databases_browser_passwords_keyrings_and_cli_tokens_are_sensitive() {
+        for path in [
+            "/etc/shadow",
+            "/etc/gshadow-",
+            "/home/u/.config/google-chrome/default/login data",
+            "/home/u/.config/chromium/profile 1/login data for account",
+            "/home/u/.mozilla/firefox/x.default/logins.json",
+            "/home/u/.mozilla/firefox/x.default/key4.db",
+            "/users/u/library/application support/firefox/profiles/x/logins.json",
+            "/home/u/.local/share/keyrings/login.keyring",
+            "/home/u/.password-store/email.gpg",
+            "/home/u/.config/gh/hosts.yml",
+        ] {
+            assert!(hit(path).is_some(), "{path}");
+        }
+        for path in [
+            "/etc/passwd",
+            "/etc/group",
+            "/home/u/project/logins.json",
+            "/home/u/.config/gh/config.yml",
+        ] {
+            assert_eq!(hit(path), None, "{path}");
+        }
     }
 
     #[test]

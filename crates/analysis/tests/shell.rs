@@ -332,7 +332,7 @@ fn a_substitution_in_command_position_is_opaque() {
 
 #[test]
 fn a_variable_in_command_position_is_opaque() {
-    let a = clean("X=rm; $X -rf /");
+    let a = clean("FOO=1; $X -rf /");
     assert!(a.commands[1].computed);
     assert_eq!(a.commands[1].program, None);
     assert_eq!(a.opaque[0].kind, OpaqueKind::ComputedProgram);
@@ -927,4 +927,269 @@ fn function_definitions_are_recorded_with_their_bodies() {
     assert_eq!(body.len(), 2);
     assert!(body.iter().all(|c| c.is(":") && c.background));
     assert_eq!(body[1].stdin_from.len(), 1);
+}
+
+fn operands(src: &str) -> Vec<String> {
+    analyze(src).commands[0]
+        .operands()
+        .map(|a| a.value.clone())
+        .collect()
+}
+
+#[test]
+fn an_option_value_of_a_known_program_is_not_an_operand() {
+    assert_eq!(
+        operands("rsync -e \"ssh -p 2222\" -av host:src/ ./src/"),
+        ["host:src/", "./src/"]
+    );
+    assert_eq!(
+        operands("telnet -e x example.com 80"),
+        ["example.com", "80"]
+    );
+    assert_eq!(operands("tune2fs -L root /dev/sda1"), ["/dev/sda1"]);
+}
+
+#[test]
+fn an_option_value_at_the_end_of_a_cluster_is_not_an_operand() {
+    assert_eq!(operands("rsync -ave ssh a host:b"), ["a", "host:b"]);
+}
+
+#[test]
+fn an_attached_option_value_leaves_the_next_word_an_operand() {
+    assert_eq!(operands("rsync -essh a host:b"), ["a", "host:b"]);
+    assert_eq!(operands("rsync --rsh=ssh a host:b"), ["a", "host:b"]);
+}
+
+#[test]
+fn an_unknown_program_keeps_every_word_after_an_option_as_an_operand() {
+    assert_eq!(operands("frobnicate -e x /dev/sda"), ["x", "/dev/sda"]);
+}
+
+#[test]
+fn curl_and_wget_long_options_take_their_value_too() {
+    assert_eq!(
+        operands("curl --output out.html --header 'X: y' https://a.test"),
+        ["https://a.test"]
+    );
+    assert_eq!(
+        operands("wget --output-document - https://a.test"),
+        ["https://a.test"]
+    );
+}
+
+#[test]
+fn options_come_with_the_value_the_program_takes_for_them() {
+    let a = analyze("curl -sS -o out.html -H 'X: y' --url https://a.test -- -b");
+    let options: Vec<(&str, Option<&str>)> = a.commands[0]
+        .options()
+        .map(|(o, v)| (o, v.map(|v| v.value.as_str())))
+        .collect();
+    assert_eq!(
+        options,
+        [
+            ("-sS", None),
+            ("-o", Some("out.html")),
+            ("-H", Some("X: y")),
+            ("--url", None),
+        ]
+    );
+}
+
+#[test]
+fn takes_value_answers_per_program_and_knows_when_it_does_not_know() {
+    use warden_analysis::shell::takes_value;
+    assert_eq!(takes_value("curl", "-o"), Some(true));
+    assert_eq!(takes_value("curl", "-s"), Some(false));
+    assert_eq!(takes_value("curl", "-so"), Some(true));
+    assert_eq!(takes_value("curl", "-ofile"), Some(false));
+    assert_eq!(takes_value("ssh", "-p"), Some(true));
+    assert_eq!(takes_value("frobnicate", "-e"), None);
+}
+
+// --- what the line set earlier: variables, aliases, functions --------------
+
+#[test]
+fn a_variable_assigned_a_literal_earlier_is_run_as_its_value() {
+    for line in [
+        "c=rm; $c -rf /",
+        "c=rm\n${c} -rf /",
+        "c=rm && \"$c\" -rf /",
+        "export c=rm; $c -rf /",
+        "declare -x c=/bin/rm; $c -rf /",
+        "eval c=rm; $c -rf /",
+    ] {
+        let a = clean(&line.replace("\\n", "\n"));
+        assert!(deletes_recursively(&a, "/"), "{line}: {:?}", a.commands);
+        assert!(!a.is_opaque(), "{line}: {:?}", a.opaque);
+    }
+}
+
+#[test]
+fn a_variable_assigned_a_literal_earlier_is_its_value_as_an_operand() {
+    let a = clean("d=/; rm -rf \"$d\"");
+    assert!(deletes_recursively(&a, "/"));
+    let a = clean("d=/etc; e=$d/passwd; cat > $e");
+    assert_eq!(a.commands[2].redirects[0].target.value, "/etc/passwd");
+}
+
+#[test]
+fn a_target_a_variable_may_name_is_a_redirection_each() {
+    let a = clean("f=/tmp/x; true && f=/etc/passwd; echo x > $f");
+    let targets: Vec<&str> = a.commands[3]
+        .redirects
+        .iter()
+        .map(|r| r.target.value.as_str())
+        .collect();
+    assert_eq!(targets, ["/tmp/x", "/etc/passwd"]);
+    let a = clean("d=/tmp; true && d=/etc; f=$d/passwd; echo x > $f");
+    assert_eq!(a.commands[4].redirects.len(), 2);
+}
+
+#[test]
+fn an_unquoted_variable_is_split_into_words_a_quoted_one_is_not() {
+    assert!(deletes_recursively(&clean("x='rm -rf /'; $x"), "/"));
+    let a = clean("d='/tmp/a b'; rm -rf \"$d\" $d");
+    let operands: Vec<&str> = a.commands[1].operands().map(|o| o.value.as_str()).collect();
+    assert_eq!(operands, ["/tmp/a b", "/tmp/a", "b"]);
+}
+
+#[test]
+fn ifs_splits_an_unquoted_expansion() {
+    assert!(deletes_recursively(&clean("rm${IFS}-rf${IFS}/"), "/"));
+    assert!(deletes_recursively(&clean("IFS=,; x=rm,-rf,/; $x"), "/"));
+    let a = clean("echo \"a${IFS}b\"");
+    assert_eq!(args(&a, 0), ["a \t\nb"]);
+}
+
+#[test]
+fn a_later_assignment_wins() {
+    let a = clean("c=rm; c=ls; $c -rf /");
+    assert_eq!(programs(&a), ["?", "?", "ls"]);
+}
+
+#[test]
+fn an_assignment_in_a_subshell_a_pipeline_or_the_background_stays_there() {
+    for line in [
+        "c=ls; (c=rm); $c -rf /",
+        "c=ls; c=rm | true; $c -rf /",
+        "c=ls; c=rm & $c -rf /",
+        "c=ls; echo $(c=rm); $c -rf /",
+    ] {
+        let a = clean(line);
+        assert!(!deletes_recursively(&a, "/"), "{line}");
+        assert!(a.commands.iter().any(|c| c.is("ls")), "{line}");
+    }
+}
+
+#[test]
+fn unset_clears_a_variable() {
+    let a = clean("c=rm; unset c; $c -rf /");
+    assert!(!deletes_recursively(&a, "/"));
+    assert!(!a.is_opaque());
+}
+
+#[test]
+fn an_assignment_that_may_not_run_adds_its_value_to_the_ones_before() {
+    for line in [
+        "c=ls; false && c=rm; $c -rf /",
+        "c=ls; if false; then c=rm; fi; $c -rf /",
+        "c=ls; c+=x; c=rm; $c -rf /",
+    ] {
+        let a = clean(line);
+        assert!(deletes_recursively(&a, "/"), "{line}");
+    }
+    let a = clean("c=ls; true || c=rm; $c -rf /");
+    assert!(a.commands.iter().any(|c| c.is("ls")));
+}
+
+#[test]
+fn a_variable_assigned_by_what_the_analysis_cannot_follow_is_opaque() {
+    for line in [
+        "c=ls; read c; $c -rf /",
+        "c=ls; for c in rm; do $c -rf /; done",
+        "c=ls; while true; do $c -rf /; c=rm; done",
+        "c=ls; c+=m; $c -rf /",
+        "c=ls; source ./env; $c -rf /",
+        "c=ls; : ${c:=rm}; $c -rf /",
+        "c=$(cat f); $c -rf /",
+        "c=ls; printf -v c rm; $c -rf /",
+    ] {
+        let a = clean(line);
+        assert!(
+            a.opaque
+                .iter()
+                .any(|o| o.kind == OpaqueKind::ComputedProgram),
+            "{line}: {:?}",
+            a.commands
+        );
+    }
+}
+
+#[test]
+fn a_child_shell_sees_only_exported_variables() {
+    assert!(deletes_recursively(
+        &clean("export X=rm; bash -c '$X -rf /'"),
+        "/"
+    ));
+    assert!(deletes_recursively(
+        &clean("X=rm; export X; sh -c '$X -rf /'"),
+        "/"
+    ));
+    let a = clean("X=rm; bash -c '$X -rf /'");
+    assert!(!deletes_recursively(&a, "/"));
+    assert!(a.is_opaque());
+}
+
+#[test]
+fn an_alias_defined_earlier_is_expanded() {
+    for line in [
+        "alias x='rm -rf /'; x",
+        "alias x=rm; x -rf /",
+        "alias x='true; rm -rf'; x /",
+        "alias a=ls x='rm -rf /'; x",
+    ] {
+        let a = clean(line);
+        assert!(deletes_recursively(&a, "/"), "{line}: {:?}", a.commands);
+    }
+    let a = clean("alias x='rm -rf /'; unalias x; x");
+    assert!(!deletes_recursively(&a, "/"));
+    assert_eq!(programs(&a).last(), Some(&"x"));
+}
+
+#[test]
+fn an_alias_of_text_that_is_not_literal_is_opaque() {
+    let a = clean("alias x=\"$(cat f)\"; x /");
+    assert!(
+        a.opaque
+            .iter()
+            .any(|o| o.kind == OpaqueKind::ComputedProgram)
+    );
+}
+
+#[test]
+fn a_function_body_is_flattened_again_where_it_is_called() {
+    let a = clean("f() { $c -rf /; }; c=rm; f");
+    assert!(deletes_recursively(&a, "/"));
+    let call = a.commands.iter().position(|c| c.is("f")).unwrap();
+    let rm = a.commands.iter().position(|c| c.is("rm")).unwrap();
+    assert_eq!(a.commands[rm].origin, Origin::Function);
+    assert_eq!(a.commands[rm].parent, Some(call));
+    let a = clean("f() { rm -rf /; }; unset -f f; c=1");
+    assert_eq!(a.commands.iter().filter(|c| c.is("rm")).count(), 1);
+}
+
+#[test]
+fn a_function_calling_itself_is_not_followed_again() {
+    let a = clean("f() { f; f; }; f");
+    assert!(a.opaque.iter().any(|o| o.kind == OpaqueKind::TooDeep));
+    assert!(a.commands.len() < 10, "{}", a.commands.len());
+}
+
+#[test]
+fn function_calls_are_followed_only_so_many_times() {
+    let mut line = String::from("g() { rm -rf /tmp/x; }; f() { g; g; g; g; g; g; g; g; }; ");
+    line.push_str(&"f; ".repeat(40));
+    let a = clean(&line);
+    assert!(a.opaque.iter().any(|o| o.kind == OpaqueKind::TooDeep));
+    assert!(a.commands.len() < 400, "{}", a.commands.len());
 }

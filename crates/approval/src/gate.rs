@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use warden::{Evaluation, Listed, Snapshot, Warden, codes::CONTEXT_KEYS_DROPPED};
+use warden::{Evaluation, Listed, Shadow, Snapshot, Warden, codes::CONTEXT_KEYS_DROPPED};
 use warden_policy::clock::now_rfc3339;
 use warden_policy::interaction::{InteractionMode, RunInteractionPolicy};
 use warden_policy::origin::{Reach, RunOrigin};
@@ -24,8 +24,8 @@ use crate::journal::{
 };
 use crate::reviewer::Reviewer;
 use crate::store::{
-    ApprovalEvent, ApprovalRecord, ApprovalStatus, ApprovalStore, EventKind, Inserted,
-    JournalFilter, LOCAL_PRINCIPAL, ListFilter, StoreError, StoredRequest, now_ms,
+    ApprovalEvent, ApprovalKind, ApprovalRecord, ApprovalStatus, ApprovalStore, EventKind,
+    Inserted, JournalFilter, LOCAL_PRINCIPAL, ListFilter, StoreError, StoredRequest, now_ms,
 };
 pub use crate::validate::MAX_ID_BYTES;
 use crate::validate::{check_id, persistable, request_id};
@@ -118,6 +118,17 @@ impl ApprovalGate {
         response: &ModelResponse,
         caller: Caller,
     ) -> Result<GateOutcome, ApprovalError> {
+        self.submit_as(run, response, caller, ApprovalKind::Pause)
+    }
+
+    /// [`ApprovalGate::submit`], pausing as an approval of `kind`.
+    pub(crate) fn submit_as(
+        &self,
+        run: &RunRef,
+        response: &ModelResponse,
+        caller: Caller,
+        kind: ApprovalKind,
+    ) -> Result<GateOutcome, ApprovalError> {
         check_id("thread_id", &run.thread_id)?;
         check_id("run_id", &run.run_id)?;
         let context = bind_context(&response.context, run)?;
@@ -205,6 +216,7 @@ impl ApprovalGate {
                 caller,
                 &context,
                 response_digest,
+                kind,
             )?;
         }
         Ok(outcome)
@@ -236,6 +248,7 @@ impl ApprovalGate {
         caller: Caller,
         context: &CallContext,
         response_digest: String,
+        kind: ApprovalKind,
     ) -> Result<(), ApprovalError> {
         let approval_id = format!("apr_{}", uuid::Uuid::new_v4().simple());
         for call in outcome
@@ -287,6 +300,8 @@ impl ApprovalGate {
                 .hitl_approval()
                 .expiry()
                 .map(|after| now_ms() + after.as_millis() as i64),
+            kind,
+            consumed_at: None,
         };
         let event = ApprovalEvent {
             seq: 0,
@@ -340,6 +355,18 @@ impl ApprovalGate {
         call: &ToolCall,
         caller: Caller,
     ) -> Result<Evaluation, RequestError> {
+        self.evaluate_shadowed(principal, call, caller)
+            .map(|(evaluation, _)| evaluation)
+    }
+
+    /// As [`ApprovalGate::evaluate`], with the call's shadow judgment
+    /// ([`Warden::evaluate_shadowed`]) when the pipeline judged it.
+    pub fn evaluate_shadowed(
+        &self,
+        principal: &str,
+        call: &ToolCall,
+        caller: Caller,
+    ) -> Result<(Evaluation, Option<Shadow>), RequestError> {
         if let Some(thread_id) = &call.context.thread_id {
             match self.check_thread(principal, thread_id) {
                 Ok(()) => {}
@@ -350,7 +377,7 @@ impl ApprovalGate {
                     if let Value::Object(details) = err.details() {
                         evaluation.metadata = details;
                     }
-                    return Ok(evaluation);
+                    return Ok((evaluation, None));
                 }
                 // Fail closed: whatever kept the store from answering.
                 Err(err) => {
@@ -363,11 +390,12 @@ impl ApprovalGate {
                         STORE_STAGE,
                         warden::codes::STORE_UNAVAILABLE,
                         &message,
-                    );
+                    )
+                    .map(|evaluation| (evaluation, None));
                 }
             }
         }
-        self.warden.evaluate(call, caller)
+        self.warden.evaluate_shadowed(call, caller)
     }
 
     /// Refuses (409 `approval_pending`) when the principal's thread waits for a
@@ -591,6 +619,8 @@ impl From<&ApprovalRecord> for ApprovalView {
             requests,
             broken: check.problems,
             resolution: record.resolution.clone(),
+            kind: record.kind,
+            consumed_at: record.consumed_at.clone(),
         }
     }
 }

@@ -28,39 +28,47 @@
 
 #![deny(missing_docs)]
 
+pub mod backend;
 pub mod durability;
 pub mod gate;
 pub mod grant;
 pub mod interaction;
 pub mod journal;
+pub mod mcp_ask;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 pub mod purge;
 pub mod resume;
 pub mod reviewer;
+mod row;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 pub mod store;
 pub mod unjudged;
 pub mod validate;
 
-pub use durability::{Durability, StoreConfig};
+#[cfg(feature = "postgres")]
+pub use self::postgres::PostgresApprovalStore;
+pub use durability::{Backend, Durability, StoreConfig};
 pub use gate::{ApprovalGate, ApprovalView, ModelResponse, RunRef};
 pub use grant::{Grant, GrantExt, GrantFilter, GrantRequest, GrantScope, GrantTarget};
 pub use interaction::{InteractionQuery, InteractionReport, ListedTools};
+pub use mcp_ask::{McpAsk, mcp_thread};
 pub use resume::{RejectAll, RequestDecision, ResumeRequest};
 pub use reviewer::{Authority, RelayNames, Reviewer};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteApprovalStore;
 pub use store::{
-    ApprovalEvent, ApprovalRecord, ApprovalStatus, ApprovalStore, EventKind, Inserted,
-    JournalFilter, LOCAL_PRINCIPAL, ListFilter, ResumeKey, StoreError, StoredRequest,
+    ApprovalEvent, ApprovalKind, ApprovalRecord, ApprovalStatus, ApprovalStore, EventKind,
+    Inserted, JournalFilter, LOCAL_PRINCIPAL, ListFilter, ResumeKey, StoreError, StoredRequest,
 };
 pub use warden::ApprovalList;
 pub use warden::Listed;
 pub use warden::config::{HitlApproval, NonInteractive, NotifyHook};
 pub use warden_policy::origin::{Reach, RunOrigin};
 pub use warden_types::approval::{
-    ApprovalRequest, CallOutcome, CallStatus, DecisionKind, GateOutcome, Resolution, ResolvedBy,
-    RunState,
+    ApprovalRequest, CallOutcome, CallStatus, DecisionKind, GateOutcome, McpAskAnswer, Resolution,
+    ResolvedBy, RunState,
 };
 pub use warden_types::error::{ApprovalError, ErrorBody, Mismatch, PendingRequest};
 pub use warden_types::message::{AiMessage, ModelToolCall, Unaddressable};

@@ -456,6 +456,7 @@ impl ApprovalGate {
             resolved_by,
             reviewer: reviewer.map(|r| r.name.clone()),
             relayed_by: reviewer.and_then(|r| r.relayed_by.clone()),
+            answered_by: reviewer.map(|r| r.answered_by).unwrap_or_default(),
             replayed: false,
             consumption_id: format!("con_{}", uuid::Uuid::new_v4().simple()),
             resolved_at: now_rfc3339(),

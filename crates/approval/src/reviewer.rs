@@ -9,6 +9,7 @@ use unicode_general_category::{GeneralCategory, get_general_category};
 
 use warden_analysis::glob::wildcard;
 
+use warden_types::approval::AnsweredBy;
 use warden_types::error::ApprovalError;
 
 /// What a credential may do with approvals.
@@ -35,6 +36,10 @@ pub struct Reviewer {
     /// The token that relayed the answer, when a harness did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub relayed_by: Option<String>,
+    /// Whose word this is: a human's, or an MCP client's own (left out of
+    /// the JSON for a human, so that a stored resume's digest is unchanged).
+    #[serde(default, skip_serializing_if = "AnsweredBy::is_human")]
+    pub answered_by: AnsweredBy,
 }
 
 impl Reviewer {
@@ -43,6 +48,7 @@ impl Reviewer {
         Reviewer {
             name: name.into(),
             relayed_by: None,
+            answered_by: AnsweredBy::Human,
         }
     }
 
@@ -51,6 +57,17 @@ impl Reviewer {
         Reviewer {
             name: name.into(),
             relayed_by: Some(by.into()),
+            answered_by: AnsweredBy::Human,
+        }
+    }
+
+    /// An MCP client's own answer to Warden's elicitation on a call of the
+    /// principal `principal`: its word, not a human's.
+    pub fn client_attested(principal: impl Into<String>) -> Self {
+        Reviewer {
+            name: principal.into(),
+            relayed_by: None,
+            answered_by: AnsweredBy::ClientAttested,
         }
     }
 
@@ -88,12 +105,19 @@ impl Reviewer {
 
     /// The principal whose approvals this reviewer may answer (`None`: any).
     pub fn scope(&self) -> Option<&str> {
-        self.relayed_by.as_deref()
+        match self.answered_by {
+            // A client answers only its own principal's asks.
+            AnsweredBy::ClientAttested => Some(&self.name),
+            AnsweredBy::Human => self.relayed_by.as_deref(),
+        }
     }
 
     /// "alice", or `"bob", relayed by gateway`: a relayed name is what the
     /// relay claimed, quoted (and escaped) so that it cannot pass for more.
     pub fn describe(&self) -> String {
+        if self.answered_by == AnsweredBy::ClientAttested {
+            return format!("{}'s MCP client (client-attested)", self.name);
+        }
         match &self.relayed_by {
             Some(by) => format!("{:?}, relayed by {by}", self.name),
             None => self.name.clone(),

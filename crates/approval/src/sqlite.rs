@@ -8,29 +8,26 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
-use serde::{Deserialize, Serialize};
 
 use super::grant::{Grant, GrantFilter};
 use crate::durability::Durability;
+use crate::row::{Body, Row, columns, decode_event, decode_grant, json, purged};
 use crate::store::{
-    ApprovalEvent, ApprovalRecord, ApprovalStatus, ApprovalStore, EventKind, Expected, Inserted,
-    JournalFilter, ListFilter, ResumeKey, StoreError, StoredRequest, now_ms, requests_digest,
+    ApprovalEvent, ApprovalRecord, ApprovalStore, Expected, Inserted, JournalFilter, ListFilter,
+    ResumeKey, StoreError, now_ms, requests_digest,
 };
-use warden_types::Caller;
-use warden_types::approval::{CallOutcome, Resolution};
-use warden_types::message::AiMessage;
-use warden_types::request::CallContext;
+use warden_types::approval::Resolution;
 
 /// The file name of the store inside the data directory.
 pub const STORE_FILE: &str = "approvals.sqlite3";
 
 /// The schema this code writes (`PRAGMA user_version`).
-const SCHEMA_VERSION: i64 = 3;
+const SCHEMA_VERSION: i64 = 4;
 
 /// How long a writer waits for another process's transaction before failing,
 /// unless told otherwise ([`SqliteApprovalStore::set_busy_timeout`]; the daemon
 /// waits far less).
-const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The approvals table.
 const APPROVALS: &str = "
@@ -95,6 +92,10 @@ CREATE INDEX grants_by_principal ON grants (principal, expires_at_ms);
 CREATE INDEX approvals_to_purge ON approvals (resolved_at_ms) WHERE purged = 0 AND status != 'pending';
 ";
 
+/// Schema 4: when a retry consumed an MCP call's answer (NULL: not yet, or
+/// an approval of another kind).
+const CONSUMED: &str = "ALTER TABLE approvals ADD COLUMN consumed_at TEXT;";
+
 /// From schema 1 (no principals, no expiry, no idempotency keys), around a
 /// new [`APPROVALS`] table: the old pauses become the local principal's, the
 /// journal gains its principal column.
@@ -114,19 +115,6 @@ DROP TABLE approvals_v1;
 ALTER TABLE approval_events ADD COLUMN principal TEXT NOT NULL DEFAULT 'local';
 ",
 );
-
-/// The immutable part of a record, stored as one JSON column.
-#[derive(Serialize, Deserialize)]
-struct Body {
-    caller: Caller,
-    context: CallContext,
-    message: AiMessage,
-    requests: Vec<StoredRequest>,
-    calls: Vec<CallOutcome>,
-    response_digest: String,
-    #[serde(default)]
-    generation: u64,
-}
 
 /// The SQLite `synchronous` setting for a durability.
 fn pragma(durability: Durability) -> &'static str {
@@ -273,6 +261,7 @@ fn migrate(connection: &mut Connection, path: &str) -> Result<(), StoreError> {
             tx.execute_batch(APPROVAL_INDEXES).map_err(db)?;
             tx.execute_batch(JOURNAL).map_err(db)?;
             tx.execute_batch(GRANTS).map_err(db)?;
+            tx.execute_batch(CONSUMED).map_err(db)?;
             tx.pragma_update(None, "user_version", SCHEMA_VERSION)
                 .map_err(db)?;
         }
@@ -283,11 +272,18 @@ fn migrate(connection: &mut Connection, path: &str) -> Result<(), StoreError> {
             tx.execute_batch(after).map_err(db)?;
             tx.execute_batch(APPROVAL_INDEXES).map_err(db)?;
             tx.execute_batch(GRANTS).map_err(db)?;
+            tx.execute_batch(CONSUMED).map_err(db)?;
             tx.pragma_update(None, "user_version", SCHEMA_VERSION)
                 .map_err(db)?;
         }
         2 => {
             tx.execute_batch(GRANTS).map_err(db)?;
+            tx.execute_batch(CONSUMED).map_err(db)?;
+            tx.pragma_update(None, "user_version", SCHEMA_VERSION)
+                .map_err(db)?;
+        }
+        3 => {
+            tx.execute_batch(CONSUMED).map_err(db)?;
             tx.pragma_update(None, "user_version", SCHEMA_VERSION)
                 .map_err(db)?;
         }
@@ -317,27 +313,8 @@ fn db(e: rusqlite::Error) -> StoreError {
     StoreError::Database(e.to_string())
 }
 
-fn json<T: Serialize>(value: &T) -> Result<String, StoreError> {
-    serde_json::to_string(value).map_err(|e| StoreError::Database(e.to_string()))
-}
-
-const SELECT: &str = "SELECT approval_id, thread_id, run_id, status, version, created_at, body, resolution, principal, resume_key, resume_digest, expires_at_ms FROM approvals";
-
-/// A row as read, decoded after the statement is done.
-struct Row {
-    approval_id: String,
-    principal: String,
-    thread_id: String,
-    run_id: String,
-    status: String,
-    version: i64,
-    created_at: String,
-    body: String,
-    resolution: Option<String>,
-    resume_key: Option<String>,
-    resume_digest: Option<String>,
-    expires_at_ms: Option<i64>,
-}
+/// `SELECT` of every column [`Row`] reads.
+const SELECT: &str = concat!("SELECT ", columns!(), " FROM approvals");
 
 fn read_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
     Ok(Row {
@@ -353,50 +330,8 @@ fn read_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
         resume_key: row.get(9)?,
         resume_digest: row.get(10)?,
         expires_at_ms: row.get(11)?,
+        consumed_at: row.get(12)?,
     })
-}
-
-impl Row {
-    fn decode(self) -> Result<ApprovalRecord, StoreError> {
-        let corrupt = |message: String| StoreError::Corrupt {
-            approval_id: self.approval_id.clone(),
-            message,
-        };
-        let status = ApprovalStatus::parse(&self.status)
-            .ok_or_else(|| corrupt(format!("unknown status '{}'", self.status)))?;
-        let body: Body =
-            serde_json::from_str(&self.body).map_err(|e| corrupt(format!("body: {e}")))?;
-        let resolution = match &self.resolution {
-            Some(text) => Some(
-                serde_json::from_str::<Resolution>(text)
-                    .map_err(|e| corrupt(format!("resolution: {e}")))?,
-            ),
-            None => None,
-        };
-        let resume_key = match (self.resume_key, self.resume_digest) {
-            (Some(key), Some(digest)) => Some(ResumeKey { key, digest }),
-            _ => None,
-        };
-        Ok(ApprovalRecord {
-            approval_id: self.approval_id,
-            principal: self.principal,
-            thread_id: self.thread_id,
-            run_id: self.run_id,
-            status,
-            version: self.version as u64,
-            created_at: self.created_at,
-            caller: body.caller,
-            context: body.context,
-            message: body.message,
-            requests: body.requests,
-            calls: body.calls,
-            response_digest: body.response_digest,
-            generation: body.generation,
-            resolution,
-            resume_key,
-            expires_at_ms: self.expires_at_ms,
-        })
-    }
 }
 
 /// Every row a prepared statement returns, mapped.
@@ -410,13 +345,6 @@ fn all<T>(
         .map_err(db)?
         .collect::<Result<Vec<_>, _>>()
         .map_err(db)
-}
-
-fn decode_grant(body: &str) -> Result<Grant, StoreError> {
-    serde_json::from_str(body).map_err(|e| StoreError::Corrupt {
-        approval_id: "a grant".into(),
-        message: e.to_string(),
-    })
 }
 
 fn append_event(tx: &rusqlite::Transaction<'_>, event: &ApprovalEvent) -> Result<(), StoreError> {
@@ -458,15 +386,7 @@ impl ApprovalStore for SqliteApprovalStore {
         event: &ApprovalEvent,
         quota: Option<u64>,
     ) -> Result<Inserted, StoreError> {
-        let body = json(&Body {
-            caller: record.caller,
-            context: record.context.clone(),
-            message: record.message.clone(),
-            requests: record.requests.clone(),
-            calls: record.calls.clone(),
-            response_digest: record.response_digest.clone(),
-            generation: record.generation,
-        })?;
+        let body = Body::of(record)?;
         self.with(|connection| {
             let tx = connection
                 .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -665,6 +585,32 @@ impl ApprovalStore for SqliteApprovalStore {
         })
     }
 
+    fn consume(
+        &self,
+        approval_id: &str,
+        at: &str,
+        event: &ApprovalEvent,
+    ) -> Result<bool, StoreError> {
+        self.with(|connection| {
+            let tx = connection
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(db)?;
+            let changed = tx
+                .execute(
+                    "UPDATE approvals SET consumed_at = ?2 \
+                     WHERE approval_id = ?1 AND status != 'pending' AND consumed_at IS NULL",
+                    params![approval_id, at],
+                )
+                .map_err(db)?;
+            if changed != 1 {
+                return Ok(false);
+            }
+            append_event(&tx, event)?;
+            tx.commit().map_err(db)?;
+            Ok(true)
+        })
+    }
+
     fn purge_resolved(&self, before_ms: i64) -> Result<usize, StoreError> {
         /// At most this many records a call, so that one transaction stays short.
         const BATCH: i64 = 256;
@@ -685,26 +631,10 @@ impl ApprovalStore for SqliteApprovalStore {
                 })?
             };
             for (approval_id, body, resolution) in &rows {
-                let corrupt = |message: String| StoreError::Corrupt {
-                    approval_id: approval_id.clone(),
-                    message,
-                };
-                let mut body: Body =
-                    serde_json::from_str(body).map_err(|e| corrupt(format!("body: {e}")))?;
-                super::purge::message(&mut body.message);
-                super::purge::calls(&mut body.calls);
-                let resolution = match resolution {
-                    Some(text) => {
-                        let mut resolution: Resolution = serde_json::from_str(text)
-                            .map_err(|e| corrupt(format!("resolution: {e}")))?;
-                        super::purge::resolution(&mut resolution);
-                        Some(json(&resolution)?)
-                    }
-                    None => None,
-                };
+                let (body, resolution) = purged(approval_id, body, resolution.as_deref())?;
                 tx.execute(
                     "UPDATE approvals SET body = ?1, resolution = ?2, purged = 1 WHERE approval_id = ?3",
-                    params![json(&body)?, resolution, approval_id],
+                    params![body, resolution, approval_id],
                 )
                 .map_err(db)?;
             }
@@ -828,17 +758,7 @@ impl ApprovalStore for SqliteApprovalStore {
         })?;
         rows.reverse();
         rows.into_iter()
-            .map(|(seq, kind, text)| {
-                let corrupt = |message: String| StoreError::Corrupt {
-                    approval_id: format!("journal entry {seq}"),
-                    message,
-                };
-                EventKind::parse(&kind).ok_or_else(|| corrupt(format!("unknown kind '{kind}'")))?;
-                let mut event: ApprovalEvent =
-                    serde_json::from_str(&text).map_err(|e| corrupt(e.to_string()))?;
-                event.seq = seq as u64;
-                Ok(event)
-            })
+            .map(|(seq, kind, text)| decode_event(seq, &kind, &text))
             .collect()
     }
 }

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::grant::{Grant, GrantFilter};
 use warden_types::Caller;
+pub use warden_types::approval::ApprovalKind;
 pub use warden_types::approval::ApprovalStatus;
 use warden_types::approval::{CallOutcome, CallStatus, DecisionKind, Resolution};
 pub use warden_types::error::StoreError;
@@ -78,6 +79,13 @@ pub struct ApprovalRecord {
     /// `hitl_approval.expire_after`; never when `None`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at_ms: Option<i64>,
+    /// A pause of a run, or one MCP call's ask.
+    #[serde(default)]
+    pub kind: ApprovalKind,
+    /// When a retry consumed its answer (RFC 3339): an MCP call's answer is
+    /// read once ([`ApprovalStore::consume`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consumed_at: Option<String>,
 }
 
 impl ApprovalRecord {
@@ -142,6 +150,8 @@ pub enum EventKind {
     Granted,
     /// An approver revoked a standing grant.
     Revoked,
+    /// The identical retry of an MCP call read the answer, once.
+    Consumed,
 }
 
 impl EventKind {
@@ -155,6 +165,7 @@ impl EventKind {
             EventKind::Expired => "expired",
             EventKind::Granted => "granted",
             EventKind::Revoked => "revoked",
+            EventKind::Consumed => "consumed",
         }
     }
 
@@ -168,6 +179,7 @@ impl EventKind {
             EventKind::Expired,
             EventKind::Granted,
             EventKind::Revoked,
+            EventKind::Consumed,
         ]
         .into_iter()
         .find(|k| k.as_str() == text)
@@ -347,6 +359,18 @@ pub trait ApprovalStore: Send + Sync {
         &self,
         approval_id: &str,
         consumption_id: &str,
+        event: &ApprovalEvent,
+    ) -> Result<bool, StoreError>;
+
+    /// The compare-and-swap of a one-use answer: marks the resolved approval
+    /// consumed at `at` (RFC 3339) and journals `event`, in one transaction,
+    /// only if it is resolved and not consumed yet. Returns false, changing
+    /// nothing, when it was not: of two retries, in one process or in two,
+    /// exactly one gets true.
+    fn consume(
+        &self,
+        approval_id: &str,
+        at: &str,
         event: &ApprovalEvent,
     ) -> Result<bool, StoreError>;
 

@@ -6,6 +6,7 @@
 
 use serde_json::{Map, Value};
 use warden_policy::interaction::RunInteractionPolicy;
+use warden_policy::origin::{Reach, RunOrigin};
 use warden_types::codes;
 use warden_types::decision::{Reason, Verdict};
 use warden_types::request::{RequestError, ToolCall};
@@ -33,7 +34,8 @@ pub fn evaluation(
     code: &str,
     message: &str,
 ) -> Result<Evaluation, RequestError> {
-    let mode = RunInteractionPolicy::resolve(&call.context, caller)?.mode;
+    let policy = RunInteractionPolicy::resolve(&call.context, caller)?;
+    let reach = Reach::of(&policy, RunOrigin::resolve(&call.context, caller)?);
     let reasons = reasons(code, message);
     let mut metadata = Map::new();
     metadata.insert("error_detail".into(), Value::from(code));
@@ -54,7 +56,9 @@ pub fn evaluation(
         policy_id: None,
         metadata,
         decided_by: Some(stage.into()),
-        interaction_mode: mode,
+        cause: None,
+        interaction_mode: policy.mode,
+        reach: Some(reach.kind()),
         decision_record: None,
         generation,
         duration_us: 0,

@@ -124,7 +124,13 @@ impl CedarReference {
 
     /// [`POLICY`]'s policies whose `@id` `keep` keeps.
     fn with(keep: impl Fn(Option<&str>) -> bool) -> anyhow::Result<Self> {
-        let all = PolicySet::from_str(POLICY).map_err(|e| anyhow!("{e:?}"))?;
+        Self::from_policies(POLICY, keep)
+    }
+
+    /// The policies of `text` whose `@id` `keep` keeps, over the same
+    /// requests (the `scale` scenario's generated policies).
+    pub fn from_policies(text: &str, keep: impl Fn(Option<&str>) -> bool) -> anyhow::Result<Self> {
+        let all = PolicySet::from_str(text).map_err(|e| anyhow!("{e:?}"))?;
         let mut policies = PolicySet::new();
         for policy in all.policies().filter(|p| keep(p.annotation("id"))) {
             policies.add(policy.clone())?;

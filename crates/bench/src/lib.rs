@@ -10,7 +10,11 @@ mod fixtures;
 mod inputs;
 pub mod loadgen;
 mod measure;
+mod replay;
+#[cfg(feature = "cedar")]
+mod scale;
 mod sdk;
+mod trail;
 
 pub use inputs::{NESTED_COMMAND, TYPICAL_COMMAND};
 pub use measure::{MARKDOWN_HEADER, Measurement, markdown_row, measure, summary};
@@ -97,6 +101,16 @@ pub const SCENARIOS: &[Scenario] = &[
         run: sdk::artifact_cache,
     },
     Scenario {
+        name: "bundle",
+        about: "loading a small Rust provider (the allowlist) from the artifact cache pinned by SHA-256, and as a signed bundle whose signature, digests and 2 vectors are checked",
+        run: sdk::bundle,
+    },
+    Scenario {
+        name: "log-chain",
+        about: "the decision log's hash chain: linking one line (SHA-256, on the writer's thread), with a signed checkpoint after every line, and verifying a 1,000-line log",
+        run: trail::chain,
+    },
+    Scenario {
         name: "oap",
         about: "the OAP provider (example passport): a shell command through the warm component alone, and shell, file and URL calls through the whole pipeline",
         run: oap,
@@ -105,6 +119,11 @@ pub const SCENARIOS: &[Scenario] = &[
         name: "approval",
         about: "a model response paused for approval and resumed, through the SQLite store (calls/10 round trips)",
         run: approval,
+    },
+    Scenario {
+        name: "approval-postgres",
+        about: "the PostgreSQL store (the database named by WARDEN_DATABASE_URL): a pause + resume round trip, and an evaluate on a thread (the pending-on-thread query per call) beside the same on SQLite (calls/10 round trips)",
+        run: approval_postgres,
     },
     Scenario {
         name: "approval-resume",
@@ -132,6 +151,28 @@ pub const SCENARIOS: &[Scenario] = &[
         name: "cedar-stages",
         about: "where Warden's and Cedar's time goes on the typical shell call of the `cedar` scenario, stage by stage",
         run: cedar::stages,
+    },
+    #[cfg(feature = "cedar")]
+    Scenario {
+        name: "scale",
+        about: "10, 100, 1,000 and 10,000 rules of every kind in the native permission engine and in the rules provider, beside Cedar with as many policies: load, a call no rule matches and one only the last rule matches",
+        run: scale::scale,
+    },
+    #[cfg(feature = "cedar")]
+    Scenario {
+        name: "scale-shared",
+        about: "10, 100, 1,000 and 10,000 command rules that all start `git`, in the native permission engine and in the rules provider: load, a `git` call no rule matches and one only the last rule matches",
+        run: scale::shared_first_word,
+    },
+    Scenario {
+        name: "shadow",
+        about: "one evaluate through the allowlist provider alone, then beside a shadow provider (mode: shadow) that denies the call, and beside one that loops to its 100 ms timeout on every call (shed when it cannot keep up)",
+        run: shadow,
+    },
+    Scenario {
+        name: "replay",
+        about: "`warden replay` of a 100,000-line decision log (shell, file and URL calls, allowed and denied) through the allowlist and OAP providers, on every core: the time per whole log",
+        run: replay::replay,
     },
     Scenario {
         name: "shell-analysis",
@@ -410,6 +451,50 @@ fn native(calls: usize) -> anyhow::Result<Vec<Measurement>> {
     ])
 }
 
+/// The allowlist provider live, with `shadow` (a provider entry) beside it.
+fn shadowed_config(shadow: &str) -> anyhow::Result<Config> {
+    let yaml = format!(
+        "guardrails:\n  providers:\n    - name: allowlist\n      wasm: \"builtin:allowlist\"\n      config: {{allowed_tools: [bash, read_file, write_file, web_search], denied_tools: [rm]}}\n{shadow}"
+    );
+    Ok(Config::parse(&yaml, "<bench>", ".".into())?)
+}
+
+/// The live latency a shadow provider adds: the allowlist alone, beside a
+/// shadow that denies everything, and beside one that loops to its timeout.
+fn shadow(calls: usize) -> anyhow::Result<Vec<Measurement>> {
+    let call = ToolCall::new("bash", json!({"command": "git status"}));
+    let alone = Warden::new(&shadowed_config("")?)?;
+    let denying = Warden::new(&shadowed_config(
+        "    - name: candidate\n      wasm: \"builtin:allowlist\"\n      mode: shadow\n      config: {allowed_tools: [], denied_tools: [bash]}\n",
+    )?)?;
+    let looping = Warden::new(&shadowed_config(&format!(
+        "    - name: candidate\n      wasm: {:?}\n      mode: shadow\n      config: {{behaviour: infinite_loop}}\n      limits: {{timeout_ms: 100, fuel: 1125899906842624}}\n",
+        crate::fixtures::guest("hostile")?.display().to_string()
+    ))?)?;
+    let judge = |w: &Warden| {
+        let e = w.evaluate(&call, Caller::Agent).expect("decision");
+        assert!(e.allow, "the benchmark call must be allowed: {e:?}");
+    };
+    let rows = vec![
+        measure("allowlist alone", 1, calls, &|| judge(&alone)),
+        measure("allowlist, a deny-everything shadow", 1, calls, &|| {
+            judge(&denying)
+        }),
+        measure("allowlist, a shadow looping to 100 ms", 1, calls, &|| {
+            judge(&looping)
+        }),
+    ];
+    for (name, w) in [("deny-everything", &denying), ("looping", &looping)] {
+        w.settle_shadows();
+        let counts = w.shadow_counts();
+        eprintln!(
+            "shadow {name}: {} judged, {} shed",
+            counts.judged, counts.shed
+        );
+    }
+    Ok(rows)
+}
+
 fn allowlist(calls: usize) -> anyhow::Result<Vec<Measurement>> {
     let call = ToolCall::new("bash", json!({"command": "git status"}));
     let warm = Warden::new(&allowlist_config("warm"))?;
@@ -440,9 +525,50 @@ fn approval(calls: usize) -> anyhow::Result<Vec<Measurement>> {
     for durability in [Durability::Normal, Durability::Full] {
         let dir = ScratchDir::new(&format!("approval-{durability:?}"))?;
         let gate = ApprovalGate::open(warden.clone(), &dir.0, durability)?;
-        measurements.push(round_trips(&gate, durability, (calls / 10).max(1))?);
+        let store = format!("SQLite WAL, durability: {}", durability.as_str());
+        measurements.push(round_trips(&gate, &store, (calls / 10).max(1))?);
     }
     Ok(measurements)
+}
+
+/// The PostgreSQL store beside SQLite: pause + resume round trips, and one
+/// evaluate of a call on a thread, which asks the store whether the thread
+/// waits (one indexed query per call).
+fn approval_postgres(calls: usize) -> anyhow::Result<Vec<Measurement>> {
+    use warden_approval::{ApprovalGate, Durability, PostgresApprovalStore};
+
+    let url = std::env::var("WARDEN_DATABASE_URL").map_err(|_| {
+        anyhow::anyhow!("set WARDEN_DATABASE_URL to a PostgreSQL database the benchmark may write")
+    })?;
+    let yaml = "hitl_approval:\n  tools: [bash]\n  max_pending_per_principal: 1000000\nguardrails:\n  providers:\n    - name: allowlist\n      wasm: \"builtin:allowlist\"\n      config: {allowed_tools: [bash, read_file]}\n";
+    let config = Config::parse(yaml, "<bench>", ".".into())?;
+    let warden = std::sync::Arc::new(Warden::new(&config)?);
+    let dir = ScratchDir::new("approval-postgres")?;
+    let sqlite = ApprovalGate::open(warden.clone(), &dir.0, Durability::Normal)?;
+    let store = PostgresApprovalStore::connect(&url, Default::default())?;
+    let postgres = ApprovalGate::new(warden, std::sync::Arc::new(store));
+    let mut call = ToolCall::new("read_file", json!({"path": "README.md"}));
+    call.context.thread_id = Some("bench-evaluate".into());
+    let evaluate = |gate: &ApprovalGate| {
+        let e = gate
+            .evaluate("bench", &call, Caller::Agent)
+            .expect("decision");
+        assert!(e.allow, "the benchmark call must be allowed: {e:?}");
+    };
+    Ok(vec![
+        round_trips(&postgres, "PostgreSQL", (calls / 10).max(1))?,
+        round_trips(
+            &sqlite,
+            "SQLite WAL, durability: normal",
+            (calls / 10).max(1),
+        )?,
+        measure("evaluate on a thread, PostgreSQL store", 1, calls, &|| {
+            evaluate(&postgres)
+        }),
+        measure("evaluate on a thread, SQLite store", 1, calls, &|| {
+            evaluate(&sqlite)
+        }),
+    ])
 }
 
 fn approval_resume(calls: usize) -> anyhow::Result<Vec<Measurement>> {
@@ -507,7 +633,7 @@ fn approval_resume(calls: usize) -> anyhow::Result<Vec<Measurement>> {
 
 fn round_trips(
     gate: &warden_approval::ApprovalGate,
-    durability: warden_approval::Durability,
+    store: &str,
     calls: usize,
 ) -> anyhow::Result<Measurement> {
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -546,10 +672,7 @@ fn round_trips(
             .expect("a resume");
         assert_eq!(resolution.calls.len(), 2);
     };
-    let name = format!(
-        "approval pause + resume (SQLite WAL, durability: {})",
-        durability.as_str()
-    );
+    let name = format!("approval pause + resume ({store})");
     Ok(measure(&name, 1, calls, &round_trip))
 }
 

@@ -86,3 +86,51 @@ pub fn markdown_row(m: &Measurement) -> String {
 
 /// The markdown table header for measurements.
 pub const MARKDOWN_HEADER: &str = "| scenario | threads | calls | p50 µs | p99 µs | mean µs | calls/s |\n|---|---|---|---|---|---|---|";
+
+/// What the kernel says of the calling thread (`/proc/thread-self/schedstat`):
+/// nanoseconds on a CPU, nanoseconds waiting for one, and times scheduled in.
+#[cfg(feature = "cedar")] // used by the scale scenarios only
+fn schedstat() -> Option<[u64; 3]> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let mut fields = text.split_whitespace().map(|f| f.parse::<u64>().ok());
+    Some([fields.next()??, fields.next()??, fields.next()??])
+}
+
+/// Like [`measure`] on one thread, and besides the calls the kernel did not
+/// take the CPU from (no wait for a CPU, no new time slice during the call):
+/// a tail the machine causes shows in the first and not in the second, a tail
+/// the code causes in both. `None` for the second where the kernel does not
+/// say (not Linux) or no call ran undisturbed.
+#[cfg(feature = "cedar")]
+pub fn measure_undisturbed(
+    scenario: &str,
+    calls: usize,
+    op: &dyn Fn(),
+) -> (Measurement, Option<Measurement>) {
+    for _ in 0..(calls / 10).max(10) {
+        op();
+    }
+    let started = Instant::now();
+    let mut all = Vec::with_capacity(calls);
+    let mut undisturbed = Vec::with_capacity(calls);
+    let mut known = true;
+    for _ in 0..calls {
+        let before = schedstat();
+        let t = Instant::now();
+        op();
+        let elapsed = t.elapsed();
+        let after = schedstat();
+        all.push(elapsed);
+        match (before, after) {
+            (Some(b), Some(a)) if a[1] == b[1] && a[2] == b[2] => undisturbed.push(elapsed),
+            (Some(_), Some(_)) => {}
+            _ => known = false,
+        }
+    }
+    let wall = started.elapsed();
+    let rest = (known && !undisturbed.is_empty()).then(|| {
+        let name = format!("{scenario} (the {} not descheduled)", undisturbed.len());
+        summary(&name, 1, undisturbed, None)
+    });
+    (summary(scenario, 1, all, Some(wall)), rest)
+}

@@ -223,3 +223,66 @@ fn once(scenario: &str, op: impl FnOnce()) -> Measurement {
         throughput: 1e6 / us,
     }
 }
+
+/// Loading the shipped allowlist (a small Rust provider) from the on-disk
+/// artifact cache, pinned by SHA-256 (today's load) and as a signed bundle
+/// with two vectors (statement, key, signature, digests, manifest, then the
+/// vectors run): the whole set's load through `Warden::new`, the in-memory
+/// cache dropped before each, as a new process would.
+pub fn bundle(calls: usize) -> anyhow::Result<Vec<Measurement>> {
+    let dir = tempfile::tempdir().context("a temporary directory")?;
+    let component = warden_runtime::builtin::component(warden::BUILTINS, "allowlist")
+        .context("the shipped allowlist")?;
+    std::fs::write(dir.path().join("allowlist.wasm"), component)?;
+    let key = warden::signing::generate()?;
+    let vectors = concat!(
+        r#"{"name": "bash is denied", "request": {"tool_name": "bash", "tool_input": {}}, "expect": {"verdict": "deny"}}"#,
+        "\n",
+        r#"{"name": "read_file is allowed", "request": {"tool_name": "read_file", "tool_input": {}}, "expect": {"verdict": "allow"}}"#,
+        "\n",
+    );
+    let statement = warden::bundle::create(
+        &dir.path().join("allowlist.bundle"),
+        component,
+        vectors,
+        &key,
+    )?;
+    let config = |provider: Value| -> anyhow::Result<Config> {
+        let mut provider = provider;
+        provider["name"] = json!("gate");
+        provider["config"] = json!({"denied_tools": ["bash"]});
+        let mut config = Config::parse(
+            &json!({"guardrails": {"providers": [provider]}}).to_string(),
+            "<bench>",
+            dir.path().into(),
+        )?;
+        config.set_data_dir(&dir.path().join("data"));
+        Ok(config)
+    };
+    let pinned = config(json!({"wasm": "allowlist.wasm", "sha256": statement.component_sha256}))?;
+    let bundled = config(json!({
+        "wasm": "allowlist.bundle",
+        "trust": {"publisher_keys": [{"key": statement.publisher_key}]},
+    }))?;
+    let mut out = Vec::new();
+    for (label, config) in [
+        (
+            "allowlist pinned (sha256), from the artifact cache",
+            &pinned,
+        ),
+        (
+            "allowlist signed bundle, 2 vectors, from the artifact cache",
+            &bundled,
+        ),
+    ] {
+        let load = || {
+            SandboxEngine::shared()
+                .expect("the engine starts")
+                .forget_compiled();
+            Warden::new(config).expect("the set loads");
+        };
+        load(); // compiles once into the artifact cache
+        out.push(measure(label, 1, calls.min(MAX_LOADS), &load));
+    }
+    Ok(out)
+}

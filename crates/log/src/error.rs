@@ -18,6 +18,16 @@ pub enum DecisionLogError {
     /// `decision_log.fsync_interval_ms` is out of range.
     #[error("decision_log.fsync_interval_ms: {0} is out of range 1..=60000")]
     Interval(u64),
+    /// `decision_log.rotate` or `checkpoint_every` holds a value out of range.
+    #[error("decision_log.{key}: {value} is out of range ({range})")]
+    Range {
+        /// The key.
+        key: &'static str,
+        /// The value given.
+        value: u64,
+        /// The range allowed.
+        range: &'static str,
+    },
     /// The log file (or its directory, or a writer thread) could not be set up.
     #[error("cannot open the log {path}: {source}")]
     Open {

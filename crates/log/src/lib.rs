@@ -20,8 +20,14 @@
 //! - [`config`]: the `decision_log:` section;
 //! - [`arguments`]: which arguments are logged, redacted and capped;
 //! - [`record`]: the shapes of the lines;
+//! - [`attribution`]: who a call is attributed to, as honoured and as claimed;
+//! - [`stamp`]: the node's name and the configuration digest on every line;
 //! - [`writer`]: the group-commit JSON-lines writer;
-//! - [`log`]: the log, which puts them together.
+//! - [`chain`]: the hash chain and the signed checkpoints each line and the
+//!   writer add (a tamper-evident trail), and [`verify`](mod@verify), which checks them;
+//! - [`log`]: the log, which puts them together;
+//! - [`replay`](mod@replay): a log's calls rebuilt and judged again against a
+//!   candidate policy (`warden replay`), with the coverage and transitions.
 //!
 //! ```
 //! use warden_log::{DecisionLog, DecisionLogConfig};
@@ -33,18 +39,30 @@
 #![deny(missing_docs)]
 
 pub mod arguments;
+pub mod attribution;
+pub mod chain;
 pub mod config;
 pub mod error;
 pub mod log;
 pub mod record;
+pub mod replay;
+pub mod stamp;
+pub mod verify;
 pub mod writer;
 
 pub use arguments::{ArgumentPolicy, MAX_LOGGED_CHARS, REDACTED, cap};
-pub use config::{DEFAULT_FSYNC_INTERVAL_MS, DecisionLogConfig, Fsync};
+pub use attribution::{AttributionFields, CallerTrust, LoggedAttribution};
+pub use chain::CheckpointKey;
+pub use config::{
+    DEFAULT_CHECKPOINT_EVERY, DEFAULT_FSYNC_INTERVAL_MS, DecisionLogConfig, Fsync, RotateConfig,
+};
 pub use error::DecisionLogError;
-pub use log::DecisionLog;
+pub use log::{DecisionLog, LineFacts};
 pub use record::{
-    DecisionLine, GateCallRecord, GateContext, LoggedReason, LoggedStage, Requester,
+    DecisionLine, GateCallRecord, GateContext, LoggedReason, LoggedShadow, LoggedStage, Requester,
     new_decision_id, status_verdict,
 };
-pub use writer::JsonLines;
+pub use replay::facts::ReplayFacts;
+pub use stamp::{Generation, Generations, check_node_name, default_node_name, host_name};
+pub use verify::{Report, verify};
+pub use writer::{ChainOptions, JsonLines, Options, Rotation};

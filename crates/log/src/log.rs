@@ -5,40 +5,93 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use arc_swap::ArcSwap;
-use warden_types::Evaluation;
+use arc_swap::{ArcSwap, ArcSwapOption};
 use warden_types::approval::{GateOutcome, Resolution, ResolvedBy};
+use warden_types::cause::Cause;
 use warden_types::request::ToolCall;
+use warden_types::{Caller, Evaluation};
 
 use crate::arguments::ArgumentPolicy;
+use crate::attribution::{CallerTrust, LoggedAttribution};
+use crate::chain::CheckpointKey;
 use crate::config::DecisionLogConfig;
 use crate::error::DecisionLogError;
-use crate::record::{DecisionLine, GateCallRecord, GateContext, Requester, new_decision_id};
-use crate::writer::JsonLines;
+use crate::record::{
+    DecisionLine, GateCallRecord, GateContext, LoggedShadow, Requester, new_decision_id,
+};
+use crate::stamp::{Generation, default_node_name};
+use crate::writer::{ChainOptions, JsonLines, Options, Rotation};
 
 /// The decision log: a JSON-lines file and the argument policy.
 pub struct DecisionLog {
     sink: Option<JsonLines>,
+    /// `fsync: always`.
+    always: bool,
     policy: ArcSwap<ArgumentPolicy>,
+    /// The node every line names (`server.node_name`, default the host name).
+    node_name: ArcSwapOption<String>,
+}
+
+/// What a decision's line records beyond the call and its evaluation.
+#[derive(Debug, Default)]
+pub struct LineFacts<'a> {
+    /// Who asked, when the call came through the daemon.
+    pub requester: Option<Requester<'a>>,
+    /// How the call's claims were honoured: the line's `attribution`.
+    pub trust: Option<CallerTrust<'a>>,
+    /// What the generation that judged the call was loaded from: the line's
+    /// `config_sha256`.
+    pub generation: Option<&'a Generation>,
+    /// The shadow judgment, when the live set has shadow providers.
+    pub shadow: Option<LoggedShadow>,
+    /// Who sent the call, as the pipeline believed it: where the tool's
+    /// arguments are logged, the line then keeps what `warden replay` needs
+    /// ([`crate::ReplayFacts`]).
+    pub caller: Option<Caller>,
 }
 
 impl DecisionLog {
     /// Opens (appends to) the log named by the configuration, relative to
     /// `data_dir`; a disabled log records nothing.
     pub fn open(config: &DecisionLogConfig, data_dir: &Path) -> Result<Self, DecisionLogError> {
+        Self::open_signed(config, data_dir, None)
+    }
+
+    /// As [`DecisionLog::open`], the checkpoints of a chained log signed with
+    /// `key` (the decision-signing key).
+    pub fn open_signed(
+        config: &DecisionLogConfig,
+        data_dir: &Path,
+        key: Option<CheckpointKey>,
+    ) -> Result<Self, DecisionLogError> {
         let policy = ArgumentPolicy::new(config)?;
         let sink = if config.enabled {
-            Some(JsonLines::open_with(
+            let chain = config.chain.then(|| ChainOptions {
+                every: config.checkpoint_every,
+                checkpoints: data_dir.join(config.checkpoints_path()),
+                key,
+            });
+            let rotation = Rotation {
+                max_bytes: config.rotate.max_bytes,
+                max_age: config.rotate.max_age_s.map(Duration::from_secs),
+            };
+            Some(JsonLines::open_with_options(
                 &data_dir.join(&config.path),
-                config.fsync,
-                Duration::from_millis(config.fsync_interval_ms),
+                Options {
+                    fsync: config.fsync,
+                    interval: Duration::from_millis(config.fsync_interval_ms),
+                    chain,
+                    rotation,
+                },
             )?)
         } else {
             None
         };
         Ok(DecisionLog {
             sink,
+            always: config.fsync == crate::config::Fsync::Always,
             policy: ArcSwap::from_pointee(policy),
+            node_name: ArcSwapOption::from_pointee(default_node_name()),
         })
     }
 
@@ -50,27 +103,111 @@ impl DecisionLog {
         evaluation: &Evaluation,
         caller: Option<Requester<'_>>,
     ) -> String {
-        let id = match &evaluation.decision_record {
+        let id = Self::decision_id(evaluation);
+        self.record_as(&id, call, evaluation, caller, None);
+        id
+    }
+
+    /// The id a decision's line will have: the signed record's, when the
+    /// decision was signed, else a new one. For a line written later
+    /// ([`DecisionLog::record_as`]) whose id the answer names now.
+    pub fn decision_id(evaluation: &Evaluation) -> String {
+        match &evaluation.decision_record {
             Some(record) => record.decision_id.clone(),
             None => new_decision_id(),
+        }
+    }
+
+    /// Records one decision under `id`, with its shadow judgment if any.
+    pub fn record_as(
+        &self,
+        id: &str,
+        call: &ToolCall,
+        evaluation: &Evaluation,
+        caller: Option<Requester<'_>>,
+        shadow: Option<LoggedShadow>,
+    ) {
+        let facts = LineFacts {
+            requester: caller,
+            shadow,
+            ..LineFacts::default()
         };
+        self.record_with(id, call, evaluation, facts);
+    }
+
+    /// Records one decision under `id`, with what else is known of it.
+    pub fn record_with(
+        &self,
+        id: &str,
+        call: &ToolCall,
+        evaluation: &Evaluation,
+        facts: LineFacts<'_>,
+    ) {
         if let Some(sink) = &self.sink {
             let policy = self.policy.load();
+            let node_name = self.node_name.load();
             let arguments = policy.arguments(call);
-            sink.append(&DecisionLine::new(
-                &id,
-                call,
-                evaluation,
-                caller,
-                arguments,
-                policy.redactor(),
-            ));
+            let redactor = policy.redactor();
+            let mut line =
+                DecisionLine::new(id, call, evaluation, facts.requester, arguments, redactor);
+            if let Some(caller) = facts.caller {
+                line = line.for_replay(call, caller, &policy);
+            }
+            line.shadow = facts.shadow;
+            line.attribution = facts
+                .trust
+                .map(|trust| LoggedAttribution::of(call, evaluation, trust, redactor));
+            line.node_name = node_name.as_deref().map(String::as_str);
+            line.config_sha256 = facts.generation.and_then(|g| g.config_sha256.as_deref());
+            sink.append(&line);
         }
-        id
+    }
+
+    /// As [`DecisionLog::record_as`], for a call `caller` sent: where the
+    /// tool's arguments are logged, the line also keeps what `warden replay`
+    /// needs to judge the call again ([`crate::ReplayFacts`]).
+    pub fn record_judged(
+        &self,
+        id: &str,
+        call: &ToolCall,
+        caller: Caller,
+        evaluation: &Evaluation,
+        requester: Option<Requester<'_>>,
+        shadow: Option<LoggedShadow>,
+    ) {
+        let facts = LineFacts {
+            requester,
+            caller: Some(caller),
+            shadow,
+            ..LineFacts::default()
+        };
+        self.record_with(id, call, evaluation, facts);
+    }
+
+    /// Names this node on every line from now on (`server.node_name`; the
+    /// host name until then).
+    pub fn set_node_name(&self, name: String) {
+        self.node_name.store(Some(Arc::new(name)));
+    }
+
+    /// The node name every line carries.
+    pub fn node_name(&self) -> Option<String> {
+        self.node_name.load().as_deref().cloned()
     }
 
     /// Records every call of a model response the approval gate judged.
     pub fn record_gate(&self, outcome: &GateOutcome, caller: Option<Requester<'_>>) {
+        self.record_gate_under(outcome, caller, None);
+    }
+
+    /// As [`DecisionLog::record_gate`], naming what the generation that
+    /// judged the calls was loaded from.
+    pub fn record_gate_under(
+        &self,
+        outcome: &GateOutcome,
+        caller: Option<Requester<'_>>,
+        generation: Option<&Generation>,
+    ) {
         if let Some(sink) = &self.sink {
             let policy = self.policy.load();
             let context = GateContext {
@@ -81,8 +218,12 @@ impl DecisionLog {
                 generation: Some(outcome.generation),
                 caller,
             };
+            let node_name = self.node_name.load();
             for call in &outcome.calls {
-                sink.append(&GateCallRecord::new(&context, call, &policy));
+                let mut record = GateCallRecord::new(&context, call, &policy);
+                record.node_name = node_name.as_deref().map(String::as_str);
+                record.config_sha256 = generation.and_then(|g| g.config_sha256.as_deref());
+                sink.append(&record);
             }
         }
     }
@@ -103,14 +244,22 @@ impl DecisionLog {
                 generation: None,
                 caller,
             };
+            let node_name = self.node_name.load();
             for call in &resolution.calls {
                 let mut record = GateCallRecord::new(&context, call, &policy);
+                record.node_name = node_name.as_deref().map(String::as_str);
                 if call.decision.is_some() {
                     record.reviewer = resolution
                         .reviewer
                         .as_deref()
                         .map(|name| policy.redactor().redact(name));
                     record.relayed_by = resolution.relayed_by.as_deref();
+                    // The human decided this call: the cause names them.
+                    record.cause = Some(Cause {
+                        stage: call.decided_by.clone().unwrap_or_else(|| "approval".into()),
+                        approver: record.reviewer.as_deref().map(str::to_string),
+                        ..Cause::default()
+                    });
                 }
                 sink.append(&record);
             }
@@ -134,8 +283,17 @@ impl DecisionLog {
         }
     }
 
+    /// With `fsync: always`, writes out and syncs every line recorded so far
+    /// on this thread: for a caller with no async runtime (the library).
+    pub fn sync_now(&self) {
+        if self.always {
+            self.flush();
+        }
+    }
+
     /// With `fsync: always`, waits until every decision recorded so far is on
     /// the disk: an answer is sent only after its line is.
+    #[cfg(feature = "async")]
     pub async fn synced(&self) {
         if let Some(sink) = &self.sink {
             sink.synced().await;

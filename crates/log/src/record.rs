@@ -10,11 +10,14 @@ use serde_json::{Map, Value};
 use warden_policy::clock::now_rfc3339;
 use warden_policy::redact::Redactor;
 use warden_types::approval::{CallOutcome, CallStatus, DecisionKind};
+use warden_types::cause::Cause;
 use warden_types::decision::Verdict;
 use warden_types::request::ToolCall;
-use warden_types::{DecisionRecord, Evaluation, InteractionMode};
+use warden_types::{Caller, DecisionRecord, Evaluation, HumanReach, InteractionMode};
 
 use crate::arguments::{ArgumentPolicy, cap};
+use crate::attribution::LoggedAttribution;
+use crate::replay::facts::ReplayFacts;
 
 /// Who asked, as the log records it.
 #[derive(Clone, Debug, Serialize)]
@@ -55,8 +58,18 @@ pub struct DecisionLine<'a> {
     pub policy_id: Option<&'a str>,
     /// The stage whose opinion decided.
     pub decided_by: Option<&'a str>,
-    /// Whether a human could be asked.
+    /// What decided, by name: the stage, the rule with its file and line, the
+    /// provider's name, version and digest, the passport.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cause: Option<&'a Cause>,
+    /// The run's interaction mode, as resolved from its context.
     pub interaction_mode: InteractionMode,
+    /// Whether a human could be asked, as the pipeline applied it (`pause`,
+    /// `unattended`, `never`): an agent's run whose harness cannot resume is
+    /// `interactive` by mode and `never` here. Absent for a request refused
+    /// before its context was read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reach: Option<&'static str>,
     /// The provider set that judged the call.
     pub generation: u64,
     /// What every stage that ran said, in order.
@@ -67,12 +80,42 @@ pub struct DecisionLine<'a> {
     pub fuel_used: u64,
     /// The first provider failure's detail code, if any.
     pub error_detail: Option<&'a str>,
+    /// The shadow providers' judgment of the call (`mode: shadow`), when the
+    /// live set has any: what the answer would have been with them live.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shadow: Option<LoggedShadow>,
+    /// The MCP server a gateway judged the call for, secrets redacted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mcp_server: Option<Cow<'a, str>>,
+    /// What the MCP client claimed to be (`clientInfo`), secrets redacted: a
+    /// claim, never authority.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mcp_client_claimed: Option<Cow<'a, str>>,
+    /// The caller's W3C trace context, secrets redacted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub traceparent: Option<Cow<'a, str>>,
     /// Who asked, when the call came through the daemon.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub caller: Option<Requester<'a>>,
+    /// Who the call is attributed to, as honoured and, where the trust rules
+    /// dropped or replaced a field, as claimed (see [`crate::attribution`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attribution: Option<LoggedAttribution<'a>>,
+    /// The node that judged the call (`server.node_name`, default the host name).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_name: Option<&'a str>,
+    /// The SHA-256 of the configuration file whose load made `generation`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config_sha256: Option<&'a str>,
     /// The arguments the operator opted in, redacted and capped.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub arguments: Option<Map<String, Value>>,
+    /// What `warden replay` needs beside `arguments` to judge the call again:
+    /// the context as the pipeline believed it, and which arguments were left
+    /// out, redacted, cut or logged as JSON text. Logged with the arguments
+    /// only (through [`DecisionLine::for_replay`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay: Option<ReplayFacts>,
     /// The signed decision record, when the configuration names a signing key.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decision_record: Option<&'a DecisionRecord>,
@@ -86,6 +129,66 @@ pub struct LoggedReason {
     pub code: String,
     /// The message, cleaned.
     pub message: String,
+}
+
+/// A shadow judgment, as logged: its verdict always, and its deciding stage
+/// and reasons where they differ from the live answer's.
+#[derive(Debug, Serialize)]
+pub struct LoggedShadow {
+    /// `judged`, or `shed` (the shadow queue was full, or the judgment waited
+    /// in it too long: not judged).
+    pub outcome: &'static str,
+    /// Whether the verdict, the deciding stage or the reason codes differ
+    /// from the live answer's; absent when shed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub differs: Option<bool>,
+    /// The shadow verdict; absent when shed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<&'static str>,
+    /// The stage whose opinion decided the shadow verdict, where it differs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<String>,
+    /// The shadow reasons, capped, where they differ.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasons: Option<Vec<LoggedReason>>,
+}
+
+impl LoggedShadow {
+    /// A shadow judgment that was shed.
+    pub fn shed() -> Self {
+        LoggedShadow {
+            outcome: "shed",
+            differs: None,
+            verdict: None,
+            decided_by: None,
+            reasons: None,
+        }
+    }
+
+    /// A shadow judgment made: `verdict`, and where `differs` the deciding
+    /// stage and the reasons (cleaned when made; capped here).
+    pub fn judged(
+        verdict: Verdict,
+        differs: bool,
+        decided_by: Option<&str>,
+        reasons: &[warden_types::decision::Reason],
+    ) -> Self {
+        LoggedShadow {
+            outcome: "judged",
+            differs: Some(differs),
+            verdict: Some(verdict.as_str()),
+            decided_by: decided_by.filter(|_| differs).map(str::to_string),
+            reasons: differs.then(|| {
+                reasons
+                    .iter()
+                    .map(|r| LoggedReason {
+                        code: cap(&r.code),
+                        message: cap(&r.message),
+                    })
+                    .collect()
+            }),
+        }
+    }
 }
 
 /// What one stage said, as logged.
@@ -142,7 +245,9 @@ impl<'a> DecisionLine<'a> {
                 .collect(),
             policy_id: evaluation.policy_id.as_deref(),
             decided_by: evaluation.decided_by.as_deref(),
+            cause: evaluation.cause.as_ref(),
             interaction_mode: evaluation.interaction_mode,
+            reach: evaluation.reach.map(HumanReach::as_str),
             generation: evaluation.generation,
             stages: evaluation
                 .stages
@@ -162,10 +267,26 @@ impl<'a> DecisionLine<'a> {
                 .stages
                 .iter()
                 .find_map(|s| s.error_detail.as_deref()),
+            shadow: None,
+            mcp_server: id(&ctx.mcp_server),
+            mcp_client_claimed: id(&ctx.mcp_client),
+            traceparent: id(&ctx.traceparent),
             caller,
+            attribution: None,
+            node_name: None,
+            config_sha256: None,
             arguments,
+            replay: None,
             decision_record: evaluation.decision_record.as_ref(),
         }
+    }
+
+    /// This line with what replay needs, when its arguments are logged: the
+    /// context `caller` had believed (see [`ReplayFacts`]) and what the
+    /// argument policy left out or changed.
+    pub fn for_replay(mut self, call: &ToolCall, caller: Caller, policy: &ArgumentPolicy) -> Self {
+        self.replay = policy.replay_facts(call, caller);
+        self
     }
 }
 
@@ -210,12 +331,22 @@ pub struct GateCallRecord<'a> {
     pub reasons: Vec<LoggedReason>,
     /// The stage whose opinion decided.
     pub decided_by: Option<&'a str>,
+    /// What decided, by name: for a call a human answered, the stage and the
+    /// human (`approver`, as `reviewer`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cause: Option<Cause>,
     /// The provider set that judged the call (its digests are in `swaps.jsonl`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub generation: Option<u64>,
     /// Who asked, when the call came through the daemon.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub caller: Option<Requester<'a>>,
+    /// The node that wrote the line (`server.node_name`, default the host name).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_name: Option<&'a str>,
+    /// The SHA-256 of the configuration file whose load made `generation`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config_sha256: Option<&'a str>,
     /// The arguments the operator opted in, redacted and capped.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub arguments: Option<Map<String, Value>>,
@@ -267,8 +398,11 @@ impl<'a> GateCallRecord<'a> {
                 })
                 .collect(),
             decided_by: call.decided_by.as_deref(),
+            cause: None,
             generation: context.generation,
             caller: context.caller.clone(),
+            node_name: None,
+            config_sha256: None,
             arguments: policy.arguments_of(&call.name, &call.args),
         }
     }

@@ -10,8 +10,10 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use arc_swap::ArcSwap;
 use serde::Serialize;
 
+use crate::chain::{Chain, CheckpointKey};
 use crate::config::{DEFAULT_FSYNC_INTERVAL_MS, Fsync};
 use crate::error::DecisionLogError;
 
@@ -34,15 +36,17 @@ struct Shared {
     pending: Mutex<Pending>,
     /// A line is waiting (always), or the log is closing.
     woken: Condvar,
-    file: File,
+    /// The file lines go to; replaced when the log rotates.
+    file: ArcSwap<File>,
     /// Held while a batch is written, so that batches reach the file in the
-    /// order they were taken.
-    out: Mutex<Failing>,
+    /// order they were taken; the chain, when the file is chained.
+    out: Mutex<Out>,
     /// What the writer has written out, for the syncer.
     written: Mutex<Written>,
     /// The writer wrote a batch, or is closing.
     wrote: Condvar,
     /// The number of the last line written and synced.
+    #[cfg(feature = "async")]
     synced: tokio::sync::watch::Sender<u64>,
     errors: AtomicU64,
     /// Set while syncs fail, so that an outage is reported once.
@@ -60,8 +64,70 @@ struct Pending {
     stop: bool,
 }
 
-/// Set while writes fail, so that an outage is reported once.
-struct Failing(bool);
+/// The writer's side: whether writes fail (so that an outage is reported
+/// once), for a chained file the chain and the checkpoint file, and what
+/// rotating needs.
+struct Out {
+    failing: bool,
+    chain: Option<(Chain, File)>,
+    rotation: Rotation,
+    /// The current file's size and when it was opened.
+    size: u64,
+    opened: Instant,
+    /// The log's path (the current file's name).
+    path: PathBuf,
+}
+
+/// When the log is rotated: once its file holds `max_bytes`, or `max_age`
+/// after it was opened (whichever comes first; neither: never). The file is
+/// renamed beside itself with the time (`decisions.20261205T210834.123456789Z.jsonl`)
+/// and a new one started; no line is lost (the lines waiting go to the new
+/// file) and a chained log's chain goes on in it, after a checkpoint that
+/// ends the old one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Rotation {
+    /// The size past which the file is rotated (before the next batch is
+    /// written: a file may exceed it by one batch).
+    pub max_bytes: Option<u64>,
+    /// The age past which the file is rotated.
+    pub max_age: Option<Duration>,
+}
+
+impl Rotation {
+    /// Whether a file of `size` bytes opened at `opened` is due at `now` (an
+    /// empty file never is).
+    pub fn due(&self, size: u64, opened: Instant, now: Instant) -> bool {
+        size > 0
+            && (self.max_bytes.is_some_and(|max| size >= max)
+                || self
+                    .max_age
+                    .is_some_and(|max| now.saturating_duration_since(opened) >= max))
+    }
+}
+
+/// How a log file is opened: synced as `fsync` says (every `interval`),
+/// chained if `chain` is given, rotated as `rotation` says.
+pub struct Options {
+    /// When lines reach the disk.
+    pub fsync: Fsync,
+    /// With [`Fsync::Interval`], how often.
+    pub interval: Duration,
+    /// The hash chain and its checkpoints.
+    pub chain: Option<ChainOptions>,
+    /// When the file is rotated.
+    pub rotation: Rotation,
+}
+
+/// How a chained file is chained: a checkpoint every `every` lines (0: only
+/// when closed), also appended to `checkpoints`, signed with `key` if given.
+pub struct ChainOptions {
+    /// Lines between checkpoints.
+    pub every: u64,
+    /// The file the checkpoints are also appended to.
+    pub checkpoints: PathBuf,
+    /// The key that signs them.
+    pub key: Option<CheckpointKey>,
+}
 
 /// The lines written out (or tried), by number, and whether the writer is done.
 struct Written {
@@ -86,6 +152,28 @@ impl JsonLines {
         fsync: Fsync,
         interval: Duration,
     ) -> Result<JsonLines, DecisionLogError> {
+        Self::open_with_options(
+            path,
+            Options {
+                fsync,
+                interval,
+                chain: None,
+                rotation: Rotation::default(),
+            },
+        )
+    }
+
+    /// As [`JsonLines::open_with`]; with a chain, every line carries the hash
+    /// of the one before it and checkpoints are added ([`crate::chain`]),
+    /// continuing the chain of the lines already in the file; with a
+    /// rotation, the file is rotated ([`Rotation`]).
+    pub fn open_with_options(path: &Path, options: Options) -> Result<JsonLines, DecisionLogError> {
+        let Options {
+            fsync,
+            interval,
+            chain,
+            rotation,
+        } = options;
         let open_error = |source| DecisionLogError::Open {
             path: path.display().to_string(),
             source,
@@ -94,6 +182,23 @@ impl JsonLines {
             warden_runtime::data_dir::create_private_dir(dir).map_err(open_error)?;
         }
         let file = warden_runtime::data_dir::open_private_append(path).map_err(open_error)?;
+        let chain = match chain {
+            None => None,
+            Some(options) => {
+                let mut tail = read_tail(path).map_err(open_error)?;
+                if tail.last().is_some_and(|&b| b != b'\n') {
+                    // A line torn by a crash ends here, so that the next
+                    // starts a line of its own; the chain goes on from it
+                    // (the verifier reports it as unreadable).
+                    (&file).write_all(b"\n").map_err(open_error)?;
+                    tail.push(b'\n');
+                }
+                let checkpoints = open_checkpoints(&options.checkpoints)?;
+                let resumed = Chain::resume(&tail, options.every, options.key);
+                Some((resumed, checkpoints))
+            }
+        };
+        let size = file.metadata().map_err(open_error)?.len();
         let shared = Arc::new(Shared {
             pending: Mutex::new(Pending {
                 lines: Vec::with_capacity(64 * 1024),
@@ -101,13 +206,21 @@ impl JsonLines {
                 stop: false,
             }),
             woken: Condvar::new(),
-            file,
-            out: Mutex::new(Failing(false)),
+            file: ArcSwap::from_pointee(file),
+            out: Mutex::new(Out {
+                failing: false,
+                chain,
+                rotation,
+                size,
+                opened: Instant::now(),
+                path: path.to_path_buf(),
+            }),
             written: Mutex::new(Written {
                 upto: 0,
                 stop: false,
             }),
             wrote: Condvar::new(),
+            #[cfg(feature = "async")]
             synced: tokio::sync::watch::Sender::new(0),
             errors: AtomicU64::new(0),
             sync_failing: AtomicBool::new(false),
@@ -161,6 +274,7 @@ impl JsonLines {
 
     /// With [`Fsync::Always`], waits until every line appended so far is on
     /// the disk (or failed to get there, which is counted); otherwise at once.
+    #[cfg(feature = "async")]
     pub async fn synced(&self) {
         if self.shared.fsync != Fsync::Always {
             return;
@@ -212,7 +326,8 @@ impl Shared {
     }
 
     /// Takes the waiting lines and writes them out (to the operating
-    /// system, not yet the disk), in order; returns the number of the last.
+    /// system, not yet the disk), in order, chained when the file is; returns
+    /// the number of the last.
     fn write_out(&self) -> u64 {
         let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
         let (lines, upto) = {
@@ -220,19 +335,129 @@ impl Shared {
             let lines = std::mem::replace(&mut pending.lines, Vec::with_capacity(64 * 1024));
             (lines, pending.appended)
         };
-        if !lines.is_empty() {
-            match (&self.file).write_all(&lines) {
-                Ok(()) => out.0 = false,
-                Err(err) => {
-                    self.errors.fetch_add(1, Ordering::Relaxed);
-                    if !out.0 {
-                        tracing::error!(path = %self.path, %err, "cannot write the log; records are being lost");
-                    }
-                    out.0 = true;
+        if lines.is_empty() {
+            return upto;
+        }
+        if out.rotation.due(out.size, out.opened, Instant::now()) {
+            self.rotate(&mut out);
+        }
+        let Out {
+            failing,
+            chain,
+            size,
+            ..
+        } = &mut *out;
+        match chain {
+            None => self.write(failing, size, &lines),
+            Some((chain, checkpoints)) => {
+                // The chain is made here, off the callers' path: one writer
+                // per file keeps the order the lines are written in.
+                let mut linked = Vec::with_capacity(lines.len() + lines.len() / 8);
+                let mut made = Vec::new();
+                for line in lines.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+                    made.extend(chain.link(line, &mut linked));
                 }
+                self.write(failing, size, &linked);
+                self.write_checkpoints(checkpoints, &made);
             }
         }
         upto
+    }
+
+    /// Rotates the file: a chained log's last line is a checkpoint; the file
+    /// is synced, renamed beside itself with the time, and a new one opened at
+    /// the log's path. On a failure the current file goes on (nothing is lost:
+    /// the handle still writes to the same file, whatever its name).
+    fn rotate(&self, out: &mut Out) {
+        let Out {
+            failing,
+            chain,
+            size,
+            opened,
+            path,
+            ..
+        } = out;
+        if let Some((chain, checkpoints)) = chain {
+            let mut bytes = Vec::new();
+            let checkpoint = chain.rotate(&mut bytes);
+            self.write(failing, size, &bytes);
+            self.write_checkpoints(checkpoints, &[checkpoint]);
+        }
+        let current: &Path = path;
+        let rotated = rotated_name(current);
+        let result = self
+            .file
+            .load()
+            .sync_data()
+            .and_then(|()| std::fs::rename(current, &rotated))
+            .and_then(|()| {
+                warden_runtime::data_dir::open_private_append(current).inspect_err(|_| {
+                    // Put the old file back under the log's name if we can.
+                    let _ = std::fs::rename(&rotated, current);
+                })
+            });
+        match result {
+            Ok(file) => {
+                self.file.store(Arc::new(file));
+                *size = 0;
+                *opened = Instant::now();
+                tracing::info!(path = %self.path, rotated = %rotated.display(), "decision log rotated");
+            }
+            Err(err) => {
+                self.errors.fetch_add(1, Ordering::Relaxed);
+                tracing::error!(path = %self.path, %err, "cannot rotate the log; it goes on in the same file");
+                // Not again before the next interval of growth or age.
+                *opened = Instant::now();
+            }
+        }
+    }
+
+    /// Writes lines out to the log, counting and reporting a failure.
+    fn write(&self, failing: &mut bool, size: &mut u64, bytes: &[u8]) {
+        let file = self.file.load();
+        match (&**file).write_all(bytes) {
+            Ok(()) => {
+                *failing = false;
+                *size += bytes.len() as u64;
+            }
+            Err(err) => {
+                self.errors.fetch_add(1, Ordering::Relaxed);
+                if !*failing {
+                    tracing::error!(path = %self.path, %err, "cannot write the log; records are being lost");
+                }
+                *failing = true;
+            }
+        }
+    }
+
+    /// Appends checkpoints to the checkpoint file and syncs it: they are few,
+    /// and one that is lost cannot vouch for anything.
+    fn write_checkpoints(&self, file: &File, made: &[crate::chain::Checkpoint]) {
+        if made.is_empty() {
+            return;
+        }
+        let mut bytes = Vec::new();
+        for checkpoint in made {
+            // A plain struct: serialising cannot fail.
+            bytes.extend(serde_json::to_vec(checkpoint).unwrap_or_default());
+            bytes.push(b'\n');
+        }
+        let mut handle = file;
+        if let Err(err) = handle.write_all(&bytes).and_then(|()| file.sync_data()) {
+            self.errors.fetch_add(1, Ordering::Relaxed);
+            tracing::error!(path = %self.path, %err, "cannot write the checkpoint file");
+        }
+    }
+
+    /// Appends the closing checkpoint of a chained file to the checkpoint
+    /// file (nothing if no line came since the last one).
+    fn close_chain(&self) {
+        let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((chain, checkpoints)) = &mut out.chain
+            && let Some(checkpoint) = chain.close()
+        {
+            self.write_checkpoints(checkpoints, &[checkpoint]);
+        }
     }
 
     /// Syncs what was written to the disk and publishes that lines up to
@@ -240,7 +465,7 @@ impl Shared {
     /// attempt, and a failed one is counted in
     /// `warden_decision_log_write_errors_total`.
     fn sync(&self, upto: u64) {
-        match self.file.sync_data() {
+        match self.file.load().sync_data() {
             Ok(()) => self.sync_failing.store(false, Ordering::Relaxed),
             Err(err) => {
                 self.errors.fetch_add(1, Ordering::Relaxed);
@@ -249,6 +474,10 @@ impl Shared {
                 }
             }
         }
+        // Without `async` nobody waits on the count.
+        #[cfg(not(feature = "async"))]
+        let _ = upto;
+        #[cfg(feature = "async")]
         self.synced.send_if_modified(|done| {
             let advanced = upto > *done;
             *done = (*done).max(upto);
@@ -325,7 +554,79 @@ impl Drop for JsonLines {
         let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
         JsonLines::stop(&self.shared, threads);
         self.flush();
+        self.shared.close_chain();
     }
+}
+
+/// The end of a file: enough of it to hold its last line (read back further
+/// until a line break before the last line is found, or the start).
+fn read_tail(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = File::open(path)?;
+    let len = file.metadata()?.len();
+    let mut want = 64 * 1024;
+    loop {
+        let start = len.saturating_sub(want);
+        file.seek(SeekFrom::Start(start))?;
+        let mut tail = Vec::new();
+        file.read_to_end(&mut tail)?;
+        let body = tail.strip_suffix(b"\n").unwrap_or(&tail);
+        if start == 0 || body.contains(&b'\n') {
+            return Ok(tail);
+        }
+        want *= 4;
+    }
+}
+
+/// The name a rotated file takes: the log's, with the UTC time to the
+/// nanosecond before its extension (`decisions.20261205T210834.123456789Z.jsonl`,
+/// fixed width, so that names sort as the files were rotated), and `_1`, `_2`,
+/// ... after the time should that name be taken.
+fn rotated_name(path: &Path) -> PathBuf {
+    let t = time::OffsetDateTime::now_utc();
+    let stamp = format!(
+        "{:04}{:02}{:02}T{:02}{:02}{:02}.{:09}Z",
+        t.year(),
+        u8::from(t.month()),
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second(),
+        t.nanosecond()
+    );
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let ext = path
+        .extension()
+        .map(|e| format!(".{}", e.to_string_lossy()))
+        .unwrap_or_default();
+    let mut n = 0;
+    loop {
+        let suffix = if n == 0 {
+            String::new()
+        } else {
+            format!("_{n}")
+        };
+        let candidate = path.with_file_name(format!("{stem}.{stamp}{suffix}{ext}"));
+        if !candidate.exists() {
+            return candidate;
+        }
+        n += 1;
+    }
+}
+
+/// Opens (creates, 0600) the checkpoint file for appending.
+fn open_checkpoints(path: &Path) -> Result<File, DecisionLogError> {
+    let open_error = |source| DecisionLogError::Open {
+        path: path.display().to_string(),
+        source,
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        warden_runtime::data_dir::create_private_dir(dir).map_err(open_error)?;
+    }
+    warden_runtime::data_dir::open_private_append(path).map_err(open_error)
 }
 
 #[cfg(test)]

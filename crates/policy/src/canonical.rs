@@ -11,6 +11,7 @@ use std::sync::OnceLock;
 use serde_json::Value;
 use warden_analysis::effects;
 use warden_analysis::path as paths;
+use warden_analysis::sensitive;
 use warden_analysis::shell;
 
 use super::tools::{ToolKind, ToolRegistry};
@@ -32,6 +33,10 @@ const PATH_KEYS: &[&str] = &[
     "cwd",
     "working_directory",
 ];
+
+/// The path keys that name the directory a tool runs in: every other path
+/// key's value a tool may write (or remove, or move away).
+const RUN_IN_KEYS: &[&str] = &["cwd", "working_directory"];
 
 /// Where `~` points when neither the call nor the config says: a placeholder
 /// that cannot collide with a real path, used for rules and calls alike.
@@ -59,6 +64,16 @@ pub struct CanonicalCall {
     /// Shell: the paths among those that a command writes, removes or
     /// changes the mode of (redirections, `cp`'s destination, `tee`, …).
     pub written: Vec<String>,
+    /// An MCP tool the operator has not registered read-only: the values of
+    /// its path arguments (`path`, `file_path`, `destination`, … at any
+    /// depth), comparison form, which it may write. What the server says of
+    /// its own tool (`readOnlyHint`) does not count: only the registry does.
+    pub mcp_written: Vec<String>,
+    /// Shell: the paths the command uses only where a program reads or writes
+    /// public material (`openssl dhparam -out`, `openssl x509 -in`; see
+    /// `warden_analysis::sensitive::public_by_use`) and nowhere else in the
+    /// call. The sensitive-path floor may tell these from secrets.
+    pub public_by_use: Vec<String>,
     /// Hosts the call fetches, lower case.
     pub domains: Vec<String>,
     /// Hidden or control characters found in the arguments, described.
@@ -94,6 +109,8 @@ impl CanonicalCall {
             target_paths: Vec::new(),
             paths: Vec::new(),
             written: Vec::new(),
+            mcp_written: Vec::new(),
+            public_by_use: Vec::new(),
             domains: Vec::new(),
             suspicious: Vec::new(),
             home: context
@@ -128,6 +145,16 @@ impl CanonicalCall {
                     }
                 }
             }
+            ToolKind::Mcp if !tools.is_read_only(&call.tool_name) => {
+                let mut raw = Vec::new();
+                path_arguments(input, None, &mut raw);
+                for value in raw {
+                    let path = canonical.canonical_path(value);
+                    if !canonical.mcp_written.contains(&path) {
+                        canonical.mcp_written.push(path);
+                    }
+                }
+            }
             ToolKind::Fetch => {
                 for key in ["url", "domain", "urls"] {
                     for value in strings(input.get(key)) {
@@ -158,6 +185,14 @@ impl CanonicalCall {
     }
 
     fn add_path(&mut self, raw: &str) {
+        let path = self.resolve(raw);
+        if !self.paths.contains(&path) {
+            self.paths.push(path);
+        }
+    }
+
+    /// A path word of a shell command, canonical and in comparison form.
+    fn resolve(&self, raw: &str) -> String {
         // A bare name (`id_rsa`, `status`) is a file in the working directory:
         // no need to parse the working directory again for each one.
         let bare = !raw.is_empty()
@@ -165,7 +200,7 @@ impl CanonicalCall {
             && !raw.starts_with(['~', '$'])
             && raw != "."
             && raw != "..";
-        let path = if bare {
+        if bare {
             let cwd = self.cwd_key();
             let name = paths::comparison_form(raw);
             let mut path = String::with_capacity(cwd.len() + 1 + name.len());
@@ -177,10 +212,38 @@ impl CanonicalCall {
             path
         } else {
             self.canonical_path(raw)
-        };
-        if !self.paths.contains(&path) {
-            self.paths.push(path);
         }
+    }
+
+    /// Fills [`CanonicalCall::public_by_use`]: a path counts when every word
+    /// of the call that names it is one `public_by_use` points at (the same
+    /// word, not merely the same name), so any other use of the file keeps
+    /// it secret.
+    fn find_public_uses(&mut self, analysis: &shell::Analysis) {
+        let mut public = Vec::new();
+        let mut other = Vec::new();
+        for simple in &analysis.commands {
+            let uses = sensitive::public_by_use(simple);
+            let words = simple.paths().into_iter().chain(
+                simple
+                    .operands()
+                    .filter(|o| o.literal)
+                    .map(|o| o.value.as_str()),
+            );
+            for raw in words {
+                let path = self.resolve(raw);
+                if uses.iter().any(|u| std::ptr::eq(*u, raw)) {
+                    public.push(path);
+                } else {
+                    other.push(path);
+                }
+            }
+        }
+        other.extend(analysis.network_paths.iter().map(|p| self.resolve(p)));
+        public.retain(|p| !other.contains(p));
+        public.sort();
+        public.dedup();
+        self.public_by_use = public;
     }
 
     /// Walks every string in the arguments: suspicious characters anywhere,
@@ -250,6 +313,10 @@ impl CanonicalCall {
         for path in &analysis.network_paths {
             self.add_path(path);
         }
+        // Only openssl has public uses; most calls never look further.
+        if analysis.commands.iter().any(|c| c.is("openssl")) {
+            self.find_public_uses(&analysis);
+        }
         self.shell = Some(analysis);
     }
 }
@@ -267,20 +334,32 @@ fn normalised_command(simple: &shell::Command) -> Option<String> {
         "[" => ("test", args.strip_suffix(&["]"]).unwrap_or(&args[..])),
         _ => (program, &args[..]),
     };
-    let mut text = program.to_string();
+    // The words joined with single spaces, as `normalise_spaces` of them
+    // joined would be, built in one string (this runs for every command).
+    let mut text =
+        String::with_capacity(program.len() + args.iter().map(|a| a.len() + 1).sum::<usize>());
+    push_words(&mut text, program);
     for arg in args {
-        text.push(' ');
-        text.push_str(arg);
+        push_words(&mut text, arg);
     }
     for redirect in &simple.redirects {
         if redirect.op.writes() && redirect.target.value != "/dev/null" {
-            text.push(' ');
-            text.push_str(redirect.op.as_str());
-            text.push(' ');
-            text.push_str(&redirect.target.value);
+            push_words(&mut text, redirect.op.as_str());
+            push_words(&mut text, &redirect.target.value);
         }
     }
-    Some(normalise_spaces(&text))
+    Some(text)
+}
+
+/// Appends the whitespace-separated words of `piece` to `text`, each after a
+/// single space unless `text` is empty.
+fn push_words(text: &mut String, piece: &str) {
+    for word in piece.split_whitespace() {
+        if !text.is_empty() {
+            text.push(' ');
+        }
+        text.push_str(word);
+    }
 }
 
 /// git's arguments from the subcommand on: `-C dir`, `-c k=v`, `--git-dir=…`
@@ -346,6 +425,23 @@ fn strings(value: Option<&Value>) -> Vec<&str> {
     }
 }
 
+/// The strings under the [`PATH_KEYS`] a tool may write (not [`RUN_IN_KEYS`]),
+/// at any depth of the arguments.
+fn path_arguments<'a>(value: &'a Value, key: Option<&str>, out: &mut Vec<&'a str>) {
+    match value {
+        Value::String(s)
+            if key.is_some_and(|k| PATH_KEYS.contains(&k) && !RUN_IN_KEYS.contains(&k)) =>
+        {
+            out.push(s)
+        }
+        Value::Array(items) => items.iter().for_each(|v| path_arguments(v, key, out)),
+        Value::Object(map) => map
+            .iter()
+            .for_each(|(k, v)| path_arguments(v, Some(k), out)),
+        _ => {}
+    }
+}
+
 fn mcp_parts(tool: &str) -> Option<(String, String)> {
     let rest = tool.strip_prefix("mcp__")?;
     let (server, name) = rest.split_once("__")?;
@@ -372,5 +468,24 @@ fn domain_of(raw: &str) -> String {
 
 /// Collapses runs of whitespace, so `git  push` and `git push` are the same.
 pub fn normalise_spaces(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    let mut out = String::with_capacity(text.len());
+    push_words(&mut out, text);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_are_joined_by_single_spaces_whatever_whitespace_they_hold() {
+        for piece in ["", "a", " a  b ", "a\x0bb", "a\u{a0}b", "é", "\t", "x\ny"] {
+            let mut text = String::from("git");
+            push_words(&mut text, piece);
+            let joined = ["git", piece].join(" ");
+            let words: Vec<&str> = joined.split_whitespace().collect();
+            assert_eq!(text, words.join(" "), "{piece:?}");
+        }
+        assert_eq!(normalise_spaces(" a \x0b b\u{3000}c "), "a b c");
+    }
 }

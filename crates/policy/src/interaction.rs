@@ -139,8 +139,12 @@ impl RunInteractionPolicy {
     /// Guidance for the agent's system prompt.
     pub fn guidance(&self) -> String {
         if self.can_ask_human() {
-            return "<clarification_system>A human is available. When a request is ambiguous \
-                    or a step is risky, ask with ask_clarification before acting.</clarification_system>"
+            // The newer run policy: act on a reasonable assumption that can be
+            // undone, and ask only when the choice matters, not before every step.
+            return "<clarification_system>A human is available. Act on reasonable assumptions \
+                    that can be undone, and say which you made; ask with ask_clarification only \
+                    when the choice matters: it cannot be undone, or the request allows answers \
+                    that differ in what they would do.</clarification_system>"
                 .into();
         }
         self.unattended_guidance()
@@ -322,6 +326,18 @@ mod tests {
         );
         let suppressed = p.suppressed_clarification();
         assert!(suppressed.contains("BLOCKED") && !suppressed.contains("carry out"));
+    }
+
+    #[test]
+    fn interactive_guidance_acts_on_reversible_assumptions_and_asks_only_when_it_matters() {
+        let p = RunInteractionPolicy::resolve(&CallContext::default(), Caller::Internal).unwrap();
+        let text = p.guidance();
+        assert!(
+            text.contains("can be undone")
+                && text.contains("only")
+                && !text.contains("before acting"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -10,12 +10,14 @@
 
 pub mod canonical;
 pub mod clock;
+pub mod deepcode_import;
 pub mod interaction;
 pub mod origin;
 pub mod permissions;
 pub mod redact;
 pub mod rules;
 pub mod sensitive;
+pub mod suite;
 pub mod tools;
 pub mod triage;
 pub mod trust;

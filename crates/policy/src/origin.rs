@@ -91,6 +91,15 @@ pub enum Reach {
 }
 
 impl Reach {
+    /// The reach as the API and the decision log record it.
+    pub fn kind(&self) -> warden_types::HumanReach {
+        match self {
+            Reach::Pause => warden_types::HumanReach::Pause,
+            Reach::Unattended(_) => warden_types::HumanReach::Unattended,
+            Reach::Never(_) => warden_types::HumanReach::Never,
+        }
+    }
+
     /// What the gate may do in a run of this policy and origin: where nobody can be asked, never
     /// for a subagent or a run that cannot resume, else unattended; unattended too where the
     /// origin shows no approvals; otherwise pause.

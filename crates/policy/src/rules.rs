@@ -5,238 +5,43 @@
 //! allow, and a compound shell command is allowed only when every simple
 //! command in it is.
 
-use super::canonical::{CanonicalCall, normalise_spaces};
+mod explain;
+mod index;
+mod rule;
+
+use super::canonical::CanonicalCall;
 use super::tools::ToolKind;
-use warden_analysis::glob::{Glob, wildcard};
-use warden_analysis::path as paths;
+pub use explain::{RuleCheck, RuleMatch};
+use rule::*;
+pub use rule::{Action, Rule, RuleError};
+use warden_types::cause::SourcePosition;
 
-/// What a rule does when it matches.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Action {
-    /// The call runs without asking, if every part of it is allowed.
-    Allow,
-    /// A human must approve the call.
-    Ask,
-    /// The call is denied.
-    Deny,
-}
-
-/// One parsed rule.
-#[derive(Clone, Debug)]
-pub struct Rule {
-    text: String,
-    tool: ToolPattern,
-    spec: Specifier,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-enum ToolPattern {
-    /// `Bash`, `Read`, `Edit`/`Write`, `WebFetch`, `WebSearch`: every tool of the kind.
-    Kind(ToolKind),
-    /// A tool by its exact name (lower case, as harnesses name them).
-    Name(String),
-    /// `mcp__server`, `mcp__server__tool`, `mcp__server__*`.
-    Mcp {
-        server: String,
-        tool: Option<String>,
-    },
-}
-
-#[derive(Clone, Debug, PartialEq)]
-enum Specifier {
-    Any,
-    /// A command pattern: `*` stands for any text; a trailing ` *` or `:*`
-    /// also matches the bare command.
-    Command(String),
-    /// A path glob: `~/…`, absolute, or relative to the call's working directory.
-    Path(PathPattern),
-    /// `domain:example.com` or `domain:*.example.com`.
-    Domain(String),
-}
-
-/// Why a rule could not be parsed; the caller adds where it is.
-#[derive(Debug, thiserror::Error, PartialEq)]
-#[error("'{rule}': {message}")]
-pub struct RuleError {
-    /// The rule as written.
-    pub rule: String,
-    /// What is wrong with it.
-    pub message: String,
-}
-
-const KINDS: &[(&str, ToolKind)] = &[
-    ("Bash", ToolKind::Shell),
-    ("Read", ToolKind::Read),
-    ("Edit", ToolKind::Write),
-    ("Write", ToolKind::Write),
-    ("WebFetch", ToolKind::Fetch),
-    ("WebSearch", ToolKind::Search),
-];
-
-impl Rule {
-    /// Parses `Tool` or `Tool(specifier)`: a command pattern for a shell, a path glob for a file
-    /// tool, `domain:` for a fetch.
-    pub fn parse(text: &str) -> Result<Rule, RuleError> {
-        let err = |message: String| RuleError {
-            rule: text.to_string(),
-            message,
-        };
-        let trimmed = text.trim();
-        let (name, spec) = match trimmed.find('(') {
-            Some(open) => {
-                if !trimmed.ends_with(')') {
-                    return Err(err("a specifier must end with ')'".into()));
-                }
-                let inner = &trimmed[open + 1..trimmed.len() - 1];
-                if inner.trim().is_empty() {
-                    return Err(err("the specifier in parentheses is empty".into()));
-                }
-                (&trimmed[..open], Some(inner))
-            }
-            None => (trimmed, None),
-        };
-        if name.is_empty() || name.chars().any(|c| c.is_whitespace() || c == ')') {
-            return Err(err(
-                "expected a tool name, e.g. Bash(git status) or read_file".into(),
-            ));
-        }
-        let tool = if let Some(rest) = name.strip_prefix("mcp__") {
-            let mut parts = rest.splitn(2, "__");
-            let server = parts.next().unwrap_or_default().to_string();
-            if server.is_empty() {
-                return Err(err(
-                    "an MCP rule names a server: mcp__<server>[__<tool>]".into()
-                ));
-            }
-            let tool = parts.next().filter(|t| !t.is_empty()).map(str::to_string);
-            ToolPattern::Mcp { server, tool }
-        } else if name.starts_with(|c: char| c.is_ascii_uppercase()) {
-            let kind = KINDS
-                .iter()
-                .find(|(alias, _)| *alias == name)
-                .map(|(_, kind)| *kind)
-                .ok_or_else(|| {
-                    err(format!(
-                        "unknown tool '{name}' (known: {}, a tool's own name, or mcp__<server>__<tool>)",
-                        KINDS.iter().map(|(a, _)| *a).collect::<Vec<_>>().join(", ")
-                    ))
-                })?;
-            ToolPattern::Kind(kind)
-        } else {
-            ToolPattern::Name(name.to_string())
-        };
-        let spec = match (spec, &tool) {
-            (None, _) => Specifier::Any,
-            (Some(_), ToolPattern::Mcp { .. }) => {
-                return Err(err(
-                    "MCP rules take no specifier; name the tool: mcp__server__tool".into(),
-                ));
-            }
-            (Some(s), ToolPattern::Kind(ToolKind::Shell)) => Specifier::Command(command_pattern(s)),
-            (Some(s), ToolPattern::Kind(ToolKind::Read | ToolKind::Write)) => {
-                let pattern = s.trim();
-                Glob::new(pattern).map_err(|e| err(e.to_string()))?;
-                Specifier::Path(PathPattern::parse(pattern).map_err(err)?)
-            }
-            (Some(s), ToolPattern::Kind(ToolKind::Fetch)) => match s.trim().strip_prefix("domain:")
-            {
-                Some(d) if !d.trim().is_empty() => Specifier::Domain(d.trim().to_ascii_lowercase()),
-                _ => {
-                    return Err(err(
-                        "WebFetch takes domain:<host>, e.g. WebFetch(domain:example.com)".into(),
-                    ));
-                }
-            },
-            (Some(_), _) => {
-                return Err(err(format!("'{name}' takes no specifier")));
-            }
-        };
-        Ok(Rule {
-            text: trimmed.to_string(),
-            tool,
-            spec,
-        })
-    }
-
-    /// The rule as written, trimmed, for reasons and reports.
-    pub fn text(&self) -> &str {
-        &self.text
-    }
-
-    /// Whether `name` is one of the kind aliases (`Bash`, `Read`, `Edit`, …).
-    pub fn is_kind_alias(name: &str) -> bool {
-        KINDS.iter().any(|(alias, _)| *alias == name.trim())
-    }
-
-    fn covers_tool(&self, call: &CanonicalCall) -> bool {
-        match &self.tool {
-            ToolPattern::Kind(kind) => call.kind == *kind,
-            ToolPattern::Name(name) => call.tool == *name,
-            ToolPattern::Mcp { server, tool } => match &call.mcp {
-                Some((s, t)) => s == server && tool.as_ref().is_none_or(|p| wildcard(p, t)),
-                None => false,
-            },
-        }
-    }
-
-    /// For allow rules and standing grants: does this rule alone cover every
-    /// part of the call, as [`RuleSet`] requires of its allow rules together?
-    /// Every simple command of a shell call (`Bash(git status*)` does not
-    /// cover `git status; rm -rf ./src`), every target path of a file call,
-    /// every domain of a fetch; a call with no such part is covered only by a
-    /// rule on the whole tool (`Bash`, `read_file`). What the analysis could
-    /// not see through (`CanonicalCall::opaque`) is not a part: the caller
-    /// decides what that means (the permission engine asks).
-    pub fn covers(&self, call: &CanonicalCall) -> bool {
-        self.covers_tool(call)
-            && (self.spec == Specifier::Any
-                || every_part(call, |part| self.covers_part(call, part)))
-    }
-
-    /// Whether this rule's specifier matches one part of the call.
-    fn covers_part(&self, call: &CanonicalCall, part: Part<'_>) -> bool {
-        match (&self.spec, part) {
-            (Specifier::Command(pattern), Part::Command(command)) => {
-                command_matches(pattern, command)
-            }
-            (Specifier::Path(pattern), Part::Path(path)) => pattern.matches(call, path),
-            (Specifier::Domain(pattern), Part::Domain(domain)) => domain_matches(pattern, domain),
-            _ => false,
-        }
-    }
-
-    /// For deny and ask rules (and the approval list): does anything in the
-    /// call match? Path rules also look at the paths a shell command mentions
-    /// (`cat ~/.ssh/id_rsa` is a read).
-    pub fn hits(&self, call: &CanonicalCall) -> bool {
-        match &self.spec {
-            Specifier::Any => self.covers_tool(call),
-            Specifier::Command(pattern) => {
-                self.covers_tool(call) && call.commands.iter().any(|c| command_matches(pattern, c))
-            }
-            Specifier::Path(pattern) => {
-                let paths = if self.covers_tool(call) {
-                    &call.target_paths
-                } else if call.kind == ToolKind::Shell {
-                    &call.paths
-                } else {
-                    return false;
-                };
-                paths.iter().any(|p| pattern.matches(call, p))
-            }
-            Specifier::Domain(domain) => {
-                self.covers_tool(call) && call.domains.iter().any(|d| domain_matches(domain, d))
-            }
-        }
-    }
-}
-
-/// A set of rules by action.
+/// A set of rules by action, each list indexed (see the `index` module).
 #[derive(Clone, Debug, Default)]
 pub struct RuleSet {
-    deny: Vec<Rule>,
-    ask: Vec<Rule>,
-    allow: Vec<Rule>,
+    deny: Rules,
+    ask: Rules,
+    allow: Rules,
+}
+
+/// One list of rules, in the order written, and its index.
+#[derive(Clone, Debug, Default)]
+struct Rules {
+    rules: Vec<Rule>,
+    index: index::ListIndex,
+}
+
+/// Where each rule of the three lists is written, in the order written:
+/// what the configuration's loader knows of `permissions.deny`, `ask` and
+/// `allow`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RuleSources {
+    /// `permissions.deny[i]`'s place.
+    pub deny: Vec<Option<SourcePosition>>,
+    /// `permissions.ask[i]`'s place.
+    pub ask: Vec<Option<SourcePosition>>,
+    /// `permissions.allow[i]`'s place.
+    pub allow: Vec<Option<SourcePosition>>,
 }
 
 /// What the rules say about a call.
@@ -259,12 +64,17 @@ impl RuleSet {
         ask: &[String],
         allow: &[String],
     ) -> Result<RuleSet, (String, RuleError)> {
-        let parse_all = |list: &str, rules: &[String]| {
-            rules
+        let parse_all = |list: &str, texts: &[String]| {
+            let rules = texts
                 .iter()
                 .enumerate()
                 .map(|(i, r)| Rule::parse(r).map_err(|e| (format!("{list}[{i}]"), e)))
-                .collect::<Result<Vec<_>, _>>()
+                .collect::<Result<Vec<_>, _>>()?;
+            let index = index::ListIndex::new(&rules).map_err(|message| {
+                let rule = format!("{} rules", rules.len());
+                (list.to_string(), RuleError { rule, message })
+            })?;
+            Ok(Rules { rules, index })
         };
         Ok(RuleSet {
             deny: parse_all("deny", deny)?,
@@ -273,28 +83,63 @@ impl RuleSet {
         })
     }
 
+    /// Gives the rules their places in the configuration: `sources` has,
+    /// for each list, the position of each rule in the order written (a
+    /// list shorter than its rules leaves the rest unplaced).
+    pub fn place(&mut self, sources: &RuleSources) {
+        for (rules, places) in [
+            (&mut self.deny.rules, &sources.deny),
+            (&mut self.ask.rules, &sources.ask),
+            (&mut self.allow.rules, &sources.allow),
+        ] {
+            for (rule, place) in rules.iter_mut().zip(places) {
+                rule.source = place.clone();
+            }
+        }
+    }
+
+    /// The first deny rule on the call's whole tool (no specifier): the rule
+    /// that denies the tool by its name alone, whatever its arguments.
+    pub fn denying_tool(&self, call: &CanonicalCall) -> Option<&Rule> {
+        self.deny
+            .rules
+            .iter()
+            .find(|r| r.spec == Specifier::Any && r.covers_tool(call))
+    }
+
     /// What the rules say of `call`: any deny, else any ask, else allow when allow rules cover
-    /// every part of it.
+    /// every part of it. The first deny (or ask) rule in the order written is the one reported.
     pub fn evaluate(&self, call: &CanonicalCall) -> RuleOutcome<'_> {
-        if let Some(rule) = self.deny.iter().find(|r| r.hits(call)) {
+        if let Some(rule) = self.deny.first_hit(call) {
             return RuleOutcome::Deny(rule);
         }
-        if let Some(rule) = self.ask.iter().find(|r| r.hits(call)) {
+        if let Some(rule) = self.ask.first_hit(call) {
             return RuleOutcome::Ask(rule);
         }
-        match self.allowing(call) {
+        match self.allow.allowing(call) {
             Some(rules) => RuleOutcome::Allow(rules),
             None => RuleOutcome::NoMatch,
         }
     }
 
-    /// The allow rules that together cover every part of the call, if they do:
-    /// every simple command of a shell call, every target path of a file call,
-    /// every domain of a fetch (each part by one rule, as [`Rule::covers`]).
-    fn allowing(&self, call: &CanonicalCall) -> Option<Vec<&Rule>> {
-        let mine: Vec<&Rule> = self.allow.iter().filter(|r| r.covers_tool(call)).collect();
+    /// The straightforward evaluation, every rule in turn: what the indexed
+    /// one is held to.
+    #[cfg(test)]
+    fn evaluate_linear(&self, call: &CanonicalCall) -> RuleOutcome<'_> {
+        if let Some(rule) = self.deny.rules.iter().find(|r| r.hits(call)) {
+            return RuleOutcome::Deny(rule);
+        }
+        if let Some(rule) = self.ask.rules.iter().find(|r| r.hits(call)) {
+            return RuleOutcome::Ask(rule);
+        }
+        let mine: Vec<&Rule> = self
+            .allow
+            .rules
+            .iter()
+            .filter(|r| r.covers_tool(call))
+            .collect();
         if let Some(whole) = mine.iter().find(|r| r.spec == Specifier::Any) {
-            return Some(vec![whole]);
+            return RuleOutcome::Allow(vec![whole]);
         }
         let mut used: Vec<&Rule> = Vec::new();
         let covered = every_part(call, |part| {
@@ -308,123 +153,96 @@ impl RuleSet {
                 None => false,
             }
         });
-        covered.then_some(used)
+        if covered {
+            RuleOutcome::Allow(used)
+        } else {
+            RuleOutcome::NoMatch
+        }
     }
 }
 
-/// One part of a call that an allow rule must cover.
-#[derive(Clone, Copy)]
-enum Part<'c> {
-    Command(&'c str),
-    Path(&'c str),
-    Domain(&'c str),
-}
+impl Rules {
+    /// The first rule in the order written that [`Rule::hits`] the call,
+    /// among those the index finds for any part of it.
+    fn first_hit(&self, call: &CanonicalCall) -> Option<&Rule> {
+        // Most configurations leave most lists empty: no index to walk.
+        if self.rules.is_empty() {
+            return None;
+        }
+        let index = &self.index;
+        let mut candidates = index.whole(call);
+        for command in &call.commands {
+            candidates.extend(index.command(command));
+        }
+        for domain in &call.domains {
+            candidates.extend(index.domain(domain));
+        }
+        // Path rules look at a file call's targets, and at every path a shell
+        // command mentions.
+        let none: &[String] = &[];
+        let (targets, mentioned) = match call.kind {
+            ToolKind::Read | ToolKind::Write => (&call.target_paths[..], none),
+            ToolKind::Shell => (&call.target_paths[..], &call.paths[..]),
+            _ => (none, none),
+        };
+        for path in targets.iter().chain(mentioned) {
+            candidates.extend(index.path(call, path));
+        }
+        candidates.sort_unstable();
+        candidates
+            .into_iter()
+            .map(|position| &self.rules[position as usize])
+            .find(|rule| rule.hits(call))
+    }
 
-/// Whether `covered` holds for every part of the call: its simple commands (a
-/// shell call), its target paths (a file call) or its domains (a fetch). A
-/// call with none, or of another kind, has nothing a specifier could cover.
-fn every_part<'c>(call: &'c CanonicalCall, covered: impl FnMut(Part<'c>) -> bool) -> bool {
-    let (parts, part): (&[String], fn(&'c str) -> Part<'c>) = match call.kind {
-        ToolKind::Shell => (&call.commands, Part::Command),
-        ToolKind::Read | ToolKind::Write => (&call.target_paths, Part::Path),
-        ToolKind::Fetch => (&call.domains, Part::Domain),
-        _ => return false,
-    };
-    !parts.is_empty() && parts.iter().map(|p| part(p)).all(covered)
-}
-
-/// A path rule's pattern, anchored when the rule is parsed: absolute, under
-/// the call's home (`~/…`), or under its working directory (relative), in
-/// comparison form and with `.` and `..` collapsed.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum PathPattern {
-    Root(Glob),
-    Home(Glob),
-    Cwd(Glob),
-}
-
-impl PathPattern {
-    fn parse(pattern: &str) -> Result<PathPattern, String> {
-        let (anchor, rest): (fn(Glob) -> PathPattern, &str) =
-            if let Some(rest) = pattern.strip_prefix("~/") {
-                (PathPattern::Home, rest)
-            } else if pattern.starts_with('/') {
-                (PathPattern::Root, pattern)
-            } else if pattern.starts_with('~') {
-                return Err("write the home directory as ~/… (e.g. ~/.config/**)".into());
-            } else {
-                (PathPattern::Cwd, pattern)
+    /// The allow rules that together cover every part of the call, if they do:
+    /// every simple command of a shell call, every target path of a file call,
+    /// every domain of a fetch (each part by the first rule, in the order
+    /// written, that covers it alone, as [`Rule::covers`]). A rule on the whole
+    /// tool covers all of it.
+    fn allowing(&self, call: &CanonicalCall) -> Option<Vec<&Rule>> {
+        if self.rules.is_empty() {
+            return None;
+        }
+        let rule = |position: u32| &self.rules[position as usize];
+        if let Some(whole) = self
+            .index
+            .whole(call)
+            .into_iter()
+            .map(rule)
+            .find(|r| r.covers_tool(call))
+        {
+            return Some(vec![whole]);
+        }
+        let mut used: Vec<&Rule> = Vec::new();
+        let covered = every_part(call, |part| {
+            let candidates = match part {
+                Part::Command(command) => self.index.command(command),
+                Part::Path(path) => self.index.path(call, path),
+                Part::Domain(domain) => self.index.domain(domain),
             };
-        let collapsed = paths::canonicalize(rest, None, None);
-        if collapsed == "." || collapsed.starts_with("..") {
-            return Err(
-                "a relative pattern must stay inside the working directory (e.g. src/**); anchor it at / or ~/ otherwise"
-                    .into(),
-            );
-        }
-        let glob = Glob::new(&paths::comparison_form(&collapsed)).map_err(|e| e.to_string())?;
-        Ok(anchor(glob))
-    }
-
-    /// Whether a canonical path (comparison form) of `call` matches.
-    fn matches(&self, call: &CanonicalCall, path: &str) -> bool {
-        match self {
-            PathPattern::Root(glob) => glob.matches(path),
-            PathPattern::Home(glob) => {
-                under(path, call.home_key()).is_some_and(|rest| glob.matches(rest))
+            let first = candidates
+                .into_iter()
+                .map(rule)
+                .find(|r| r.covers_tool(call) && r.covers_part(call, part));
+            match first {
+                Some(rule) => {
+                    if !used.iter().any(|u| std::ptr::eq(*u, rule)) {
+                        used.push(rule);
+                    }
+                    true
+                }
+                None => false,
             }
-            PathPattern::Cwd(glob) => {
-                under(path, call.cwd_key()).is_some_and(|rest| glob.matches(rest))
-            }
-        }
-    }
-}
-
-/// What follows `dir` in `path`, when `path` is `dir` or inside it.
-fn under<'a>(path: &'a str, dir: &str) -> Option<&'a str> {
-    if dir == "/" {
-        return path.strip_prefix('/');
-    }
-    let rest = path.strip_prefix(dir)?;
-    if rest.is_empty() {
-        Some(rest)
-    } else {
-        rest.strip_prefix('/')
-    }
-}
-
-/// A command pattern against a normalised command. `*` stands for any text; a
-/// pattern ending in ` *` also matches the command without arguments.
-fn command_matches(pattern: &str, command: &str) -> bool {
-    pattern
-        .strip_suffix(" *")
-        .is_some_and(|bare| wildcard(bare, command))
-        || wildcard(pattern, command)
-}
-
-/// A command pattern as written, normalised: runs of spaces collapse, and the
-/// legacy `prefix:*` means `prefix *`.
-fn command_pattern(text: &str) -> String {
-    let pattern = normalise_spaces(text);
-    match pattern.strip_suffix(":*") {
-        Some(prefix) => format!("{prefix} *"),
-        None => pattern,
-    }
-}
-
-/// `example.com` matches itself; `*.example.com` matches its subdomains.
-fn domain_matches(pattern: &str, domain: &str) -> bool {
-    match pattern.strip_prefix("*.") {
-        Some(parent) => domain
-            .strip_suffix(parent)
-            .is_some_and(|rest| rest.ends_with('.') && rest.len() > 1),
-        None => pattern == domain,
+        });
+        covered.then_some(used)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use warden_analysis::glob::wildcard;
 
     #[test]
     fn wildcards_match_any_text() {
@@ -545,5 +363,275 @@ mod tests {
     fn a_rule_error_says_which_list_and_index() {
         let (at, _) = RuleSet::parse(&[], &[], &["Bash(ls)".into(), "Baash".into()]).unwrap_err();
         assert_eq!(at, "allow[1]");
+    }
+
+    /// An outcome by what decided and which rules (by identity, not text).
+    fn outcome(o: RuleOutcome<'_>) -> (&'static str, Vec<*const Rule>) {
+        match o {
+            RuleOutcome::Deny(r) => ("deny", vec![r as *const Rule]),
+            RuleOutcome::Ask(r) => ("ask", vec![r as *const Rule]),
+            RuleOutcome::Allow(rs) => ("allow", rs.into_iter().map(|r| r as *const Rule).collect()),
+            RuleOutcome::NoMatch => ("none", Vec::new()),
+        }
+    }
+
+    fn call_of(tool: &str, input: serde_json::Value) -> CanonicalCall {
+        let call = warden_types::request::ToolCall::new(tool, input);
+        CanonicalCall::new(
+            &call,
+            &super::super::tools::ToolRegistry::default(),
+            Some("/home/me"),
+            Some("/home/me/project"),
+        )
+    }
+
+    const RULES: &[&str] = &[
+        "Bash",
+        "Bash(git *)",
+        "Bash(git status*)",
+        "Bash(git push *)",
+        "Bash(ls)",
+        "Bash(* --force*)",
+        "Bash(rm -rf *)",
+        "Bash(npm run test:*)",
+        "Bash(cat *)",
+        "Bash(*)",
+        // Patterns sharing their first word, told apart by what else they say.
+        "Bash(git * main)",
+        "Bash(git * --force *)",
+        "Bash(git push origin *)",
+        "Bash(git status)",
+        "Bash(*status*)",
+        "Bash(git *s*)",
+        "Read",
+        "Read(~/.ssh/**)",
+        "Read(/etc/*)",
+        "Read(src/**)",
+        "Read(*.rs)",
+        "Read(/**)",
+        "Read(~/project/src/*.rs)",
+        "Edit(src/**)",
+        "Edit(/tmp/**)",
+        "Write(~/notes/*.md)",
+        "Edit(src/{a,b}.rs)",
+        "WebFetch(domain:example.com)",
+        "WebFetch(domain:*.example.com)",
+        "WebFetch(domain:evil.test)",
+        "WebSearch",
+        "mcp__github",
+        "mcp__github__create_issue",
+        "mcp__github__*",
+        "mcp__github__get_*",
+        "mcp__slack__post",
+        "read_file",
+        "bash",
+        "custom_tool",
+        "web_fetch",
+    ];
+
+    const COMMANDS: &[&str] = &[
+        "git status",
+        "git status -s",
+        "git push",
+        "git push --force origin main",
+        "git push origin main",
+        "git log --force",
+        "git mainline",
+        "ls",
+        "ls -la",
+        "rm -rf ./src",
+        "npm run test",
+        "npm run test --watch",
+        "cat ~/.ssh/id_rsa",
+        "cat src/main.rs",
+        "cat /etc/passwd",
+        "echo hi > /tmp/x",
+        "curl https://evil.test/",
+    ];
+
+    const PATHS: &[&str] = &[
+        "src/main.rs",
+        "src/a.rs",
+        "/etc/passwd",
+        "/etc/ssh/sshd_config",
+        "~/.ssh/id_rsa",
+        "~/notes/todo.md",
+        "/tmp/x",
+        "lib.rs",
+        "/home/me/project/src/lib.rs",
+        "../other/x.rs",
+    ];
+
+    const URLS: &[&str] = &[
+        "https://example.com/a",
+        "https://api.example.com/b",
+        "https://evil.test/",
+        "https://a.b.example.com/",
+        "https://badexample.com/",
+    ];
+
+    const TOOLS: &[&str] = &[
+        "mcp__github__create_issue",
+        "mcp__github__get_repo",
+        "mcp__github__delete_repo",
+        "mcp__slack__post",
+        "mcp__slack__read",
+        "custom_tool",
+        "other_tool",
+        "web_search",
+    ];
+
+    fn a_call() -> impl proptest::strategy::Strategy<Value = CanonicalCall> {
+        use proptest::prelude::*;
+        let pick = |list: &'static [&'static str]| proptest::sample::select(list);
+        prop_oneof![
+            (
+                prop::collection::vec(pick(COMMANDS), 1..4),
+                pick(&["bash", "shell"]),
+                pick(&[" && ", "; ", " | "])
+            )
+                .prop_map(|(commands, tool, join)| call_of(
+                    tool,
+                    serde_json::json!({"command": commands.join(join)})
+                )),
+            (pick(&["read_file", "write_file", "edit"]), pick(PATHS))
+                .prop_map(|(tool, path)| call_of(tool, serde_json::json!({"path": path}))),
+            prop::collection::vec(pick(URLS), 1..3)
+                .prop_map(|urls| call_of("web_fetch", serde_json::json!({"urls": urls}))),
+            pick(TOOLS).prop_map(|tool| call_of(tool, serde_json::json!({}))),
+        ]
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_indexed_rules_decide_like_the_straightforward_scan(
+            deny in proptest::collection::vec(proptest::sample::select(RULES), 0..6),
+            ask in proptest::collection::vec(proptest::sample::select(RULES), 0..6),
+            allow in proptest::collection::vec(proptest::sample::select(RULES), 0..12),
+            calls in proptest::collection::vec(a_call(), 1..8),
+        ) {
+            let owned = |list: Vec<&str>| list.into_iter().map(String::from).collect::<Vec<_>>();
+            let set = RuleSet::parse(&owned(deny), &owned(ask), &owned(allow)).unwrap();
+            for call in &calls {
+                proptest::prop_assert_eq!(
+                    outcome(set.evaluate(call)),
+                    outcome(set.evaluate_linear(call)),
+                    "{:?}", call
+                );
+            }
+        }
+    }
+
+    /// A policy of `n` rules of every kind: command patterns, paths under
+    /// each anchor, domains and subdomains, tool names and MCP tools, spread
+    /// over the three lists; none matches the calls of the table but the
+    /// last rule of each list.
+    pub(crate) fn large_policy(n: usize) -> (Vec<String>, Vec<String>, Vec<String>) {
+        let rule = |i: usize| match i % 8 {
+            0 => format!("Bash(tool{i} sub{i} *)"),
+            1 => format!("Bash(run{i} * --flag{i})"),
+            2 => format!("Read(/srv/data{i}/**)"),
+            3 => format!("Edit(~/work{i}/*.txt)"),
+            4 => format!("Read(build{i}/**)"),
+            5 => format!("WebFetch(domain:host{i}.example.org)"),
+            6 => format!("WebFetch(domain:*.zone{i}.example.net)"),
+            _ => format!("mcp__server{i}__tool{i}"),
+        };
+        let (mut deny, mut ask, mut allow) = (Vec::new(), Vec::new(), Vec::new());
+        for i in 0..n {
+            match i % 3 {
+                0 => deny.push(rule(i)),
+                1 => ask.push(rule(i)),
+                _ => allow.push(rule(i)),
+            }
+        }
+        deny.push("Bash(rm -rf *)".into());
+        ask.push("Read(~/.aws/**)".into());
+        allow.push("Bash(git status*)".into());
+        (deny, ask, allow)
+    }
+
+    #[test]
+    fn ten_thousand_rules_of_every_kind_decide_like_the_straightforward_scan() {
+        let (deny, ask, allow) = large_policy(10_000);
+        let set = RuleSet::parse(&deny, &ask, &allow).unwrap();
+        let table = [
+            (
+                call_of("bash", serde_json::json!({"command": "git status"})),
+                "allow",
+            ),
+            (
+                call_of("bash", serde_json::json!({"command": "rm -rf /"})),
+                "deny",
+            ),
+            (
+                call_of("bash", serde_json::json!({"command": "tool0 sub0 x"})),
+                "deny",
+            ),
+            (
+                call_of("bash", serde_json::json!({"command": "tool9992 sub9992"})),
+                "allow",
+            ),
+            (
+                call_of("mcp__server9999__tool9999", serde_json::json!({})),
+                "deny",
+            ),
+            (
+                call_of("bash", serde_json::json!({"command": "run1 a b --flag1"})),
+                "ask",
+            ),
+            (
+                call_of("bash", serde_json::json!({"command": "git status && make"})),
+                "none",
+            ),
+            (
+                call_of(
+                    "read_file",
+                    serde_json::json!({"path": "~/.aws/credentials"}),
+                ),
+                "ask",
+            ),
+            (
+                call_of("read_file", serde_json::json!({"path": "/srv/data2/x"})),
+                "allow",
+            ),
+            (
+                call_of("bash", serde_json::json!({"command": "cat /srv/data10/x"})),
+                "ask",
+            ),
+            (
+                call_of("edit", serde_json::json!({"path": "~/work3/a.txt"})),
+                "deny",
+            ),
+            (
+                call_of("read_file", serde_json::json!({"path": "build4/out"})),
+                "ask",
+            ),
+            (
+                call_of(
+                    "web_fetch",
+                    serde_json::json!({"url": "https://host5.example.org/"}),
+                ),
+                "allow",
+            ),
+            (
+                call_of(
+                    "web_fetch",
+                    serde_json::json!({"url": "https://a.zone6.example.net/"}),
+                ),
+                "deny",
+            ),
+            (call_of("mcp__server7__tool7", serde_json::json!({})), "ask"),
+            (
+                call_of("mcp__server7__tool8", serde_json::json!({})),
+                "none",
+            ),
+            (call_of("other_tool", serde_json::json!({})), "none"),
+        ];
+        for (call, expected) in &table {
+            let indexed = outcome(set.evaluate(call));
+            assert_eq!(indexed, outcome(set.evaluate_linear(call)), "{call:?}");
+            assert_eq!(indexed.0, *expected, "{call:?}");
+        }
     }
 }

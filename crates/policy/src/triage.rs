@@ -25,6 +25,7 @@ use warden_types::decision::{Decision, Reason, Verdict};
 use warden_types::{ClassifierReport, OnError, Risk};
 
 use super::canonical::CanonicalCall;
+use super::tools::ToolKind;
 
 use warden_types::codes::{self, TRIAGE_POLICY};
 
@@ -35,8 +36,9 @@ use warden_types::codes::{self, TRIAGE_POLICY};
 pub trait Classify: Send + Sync {
     /// The classifier's name, for reasons and reports.
     fn name(&self) -> &str;
-    /// What a failed classification means: `ask` or `deny` raise the verdict;
-    /// `allow` or nothing leave it.
+    /// What a failed classification means: `deny` denies; anything else
+    /// (unset, `ask`) asks. A failure never leaves an allow standing
+    /// (`on_error: allow` is refused when the configuration loads).
     fn on_error(&self) -> Option<OnError>;
     /// The opinion of a call (the tool name and its canonical arguments), and
     /// whether it came from a cache.
@@ -183,23 +185,16 @@ impl Triage {
                 Err(failure) => {
                     tracing::warn!(classifier = classifier.name(), %failure, "risk classifier failed");
                     entry.error = Some(failure.code.to_string());
-                    let raise = match classifier.on_error() {
-                        Some(OnError::Deny) => Some(Verdict::Deny),
-                        Some(OnError::Ask) => Some(Verdict::Ask),
-                        Some(OnError::Allow) | None => None,
-                    };
-                    if let Some(verdict) = raise {
-                        findings.push(Finding {
-                            verdict,
-                            code: codes::CLASSIFIER_ERROR,
-                            message: format!(
-                                "classifier '{}' failed ({}): {}",
-                                classifier.name(),
-                                failure.code,
-                                failure.message
-                            ),
-                        });
-                    }
+                    findings.push(Finding {
+                        verdict: failure_verdict(classifier.on_error()),
+                        code: codes::CLASSIFIER_ERROR,
+                        message: format!(
+                            "classifier '{}' failed ({}): {}",
+                            classifier.name(),
+                            failure.code,
+                            failure.message
+                        ),
+                    });
                 }
             }
             report.classifier = Some(entry);
@@ -221,6 +216,17 @@ impl Triage {
     }
 }
 
+/// What a classifier's failure (a trap, a timeout, a garbage answer) makes
+/// of the call: fail-closed (DeepCode #245), a deny under `on_error: deny`
+/// and an ask otherwise (a deny where nobody can be asked). `allow` is refused
+/// when the configuration loads; were it to reach here, it still asks.
+pub fn failure_verdict(on_error: Option<OnError>) -> Verdict {
+    match on_error {
+        Some(OnError::Deny) => Verdict::Deny,
+        Some(OnError::Ask | OnError::Allow) | None => Verdict::Ask,
+    }
+}
+
 /// The arguments as the classifier sees them: JSON with keys sorted.
 fn canonical_arguments(input: &Value) -> String {
     // serde_json's map is ordered by key (no `preserve_order`), so this is
@@ -236,6 +242,7 @@ pub fn effect_code(effect: Effect) -> &'static str {
         }
         Effect::AccountFile | Effect::Privilege => codes::PRIVILEGE_ESCALATION,
         Effect::SocketShell => codes::SOCKET_SHELL,
+        Effect::CredentialRead => codes::CREDENTIAL_ACCESS,
         Effect::DownloadExec => codes::DOWNLOAD_EXEC,
         Effect::HiddenCode => codes::OBFUSCATION,
         Effect::RawExfiltration | Effect::Upload => codes::EXFILTRATION,
@@ -243,18 +250,32 @@ pub fn effect_code(effect: Effect) -> &'static str {
     }
 }
 
-/// The native detector: the effects of a shell call (nothing for other
-/// tools), as findings. Floors always count; advisory effects only when
+/// The native detector: the effects of a shell call, or the file effects of
+/// a file tool's write or an MCP tool's path arguments (nothing for other tools), as findings. Floors always count; advisory effects only when
 /// `ruled` is false (no explicit rule decided the call).
 pub fn detect(call: &CanonicalCall, ruled: bool) -> Vec<Finding> {
-    let Some(analysis) = &call.shell else {
-        return Vec::new();
-    };
     let places = Places {
         home: Some(&call.home),
         cwd: Some(&call.cwd),
     };
-    effects::detect(analysis, &places)
+    let found = match &call.shell {
+        Some(analysis) => effects::detect(analysis, &places),
+        // A file tool's write has the file effects a shell write has.
+        None if call.kind == ToolKind::Write => call
+            .target_paths
+            .iter()
+            .flat_map(|p| effects::file_effects(p, p, &call.tool, &places))
+            .collect(),
+        // So has an MCP tool's path argument, unless the operator registered
+        // the tool read-only.
+        None if call.kind == ToolKind::Mcp => call
+            .mcp_written
+            .iter()
+            .flat_map(|p| effects::file_effects(p, p, &call.tool, &places))
+            .collect(),
+        None => Vec::new(),
+    };
+    found
         .into_iter()
         .filter(|f| f.effect.floor() || !ruled)
         .map(|f| Finding {

@@ -189,10 +189,16 @@ pub fn evaluation<'py>(py: Python<'py>, ev: &Evaluation) -> PyResult<Bound<'py, 
     out.set_item(intern!(py, "policy_id"), ev.policy_id.as_deref())?;
     out.set_item(intern!(py, "metadata"), metadata(py, ev)?)?;
     out.set_item(intern!(py, "decided_by"), ev.decided_by.as_deref())?;
+    if let Some(cause) = &ev.cause {
+        out.set_item(intern!(py, "cause"), serde(py, cause)?)?;
+    }
     out.set_item(
         intern!(py, "interaction_mode"),
         word(py, ev.interaction_mode.as_str()),
     )?;
+    if let Some(reach) = ev.reach {
+        out.set_item(intern!(py, "reach"), word(py, reach.as_str()))?;
+    }
     out.set_item(intern!(py, "stages"), stages(py, ev)?)?;
     if let Some(record) = &ev.decision_record {
         out.set_item(intern!(py, "decision_record"), serde(py, record)?)?;

@@ -138,8 +138,12 @@ pub fn object(
             });
         };
         let Ok(key) = key.to_cow() else {
+            // Python's `repr` escapes the surrogate, as the client names it.
             return Err(Problem::Unencodable {
-                path: key.to_string_lossy().into_owned(),
+                path: key
+                    .repr()
+                    .map(|r| r.to_string())
+                    .unwrap_or_else(|_| "?".into()),
                 why: "the text holds a lone surrogate, which is not Unicode".into(),
             });
         };

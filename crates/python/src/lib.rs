@@ -30,7 +30,7 @@ mod answer;
 mod convert;
 mod gil;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use pyo3::exceptions::{PyException, PyValueError};
@@ -233,6 +233,7 @@ impl Core {
         data_dir: Option<PathBuf>,
         caller: Caller,
         principal: String,
+        decision_log: bool,
     ) -> Result<Core, LoadFailure> {
         let (mut config, store, _) = source.read().map_err(LoadFailure::Config)?;
         let data_dir_given = data_dir.is_some();
@@ -243,6 +244,9 @@ impl Core {
         let data_dir = config.create_data_dir().map_err(LoadFailure::Warden)?;
         // As the daemon: a provider that cannot be configured stops the start.
         let warden = Arc::new(Warden::new_healthy(&config).map_err(LoadFailure::Warden)?);
+        if decision_log {
+            warden.log_decisions(&config).map_err(LoadFailure::Warden)?;
+        }
         let durability = store.durability;
         let gate = ApprovalGate::open(warden.clone(), &data_dir, durability)
             .map_err(LoadFailure::Store)?;
@@ -344,21 +348,17 @@ fn type_name(value: &Bound<'_, PyAny>) -> String {
         .unwrap_or_else(|_| "value".into())
 }
 
-/// A string argument the daemon's body would carry as a JSON string; anything
-/// else is the 400 the daemon answers for that field.
-fn text_field(value: &Bound<'_, PyAny>, field: &str) -> Result<String, Failure> {
+/// A string argument the daemon's body would carry as a JSON string, `None`
+/// for one holding a lone surrogate (the client's deny); anything else is the
+/// 400 the daemon answers for that field.
+fn text_field(value: &Bound<'_, PyAny>, field: &str) -> Result<Option<String>, Failure> {
     let text = value.cast::<PyString>().map_err(|_| {
         Failure::bad_request(RequestError::Field {
             field: field.to_string(),
             message: format!("invalid type: {}, expected a string", type_name(value)),
         })
     })?;
-    text.to_cow().map(|t| t.into_owned()).map_err(|_| {
-        Failure::bad_request(RequestError::Field {
-            field: field.to_string(),
-            message: "the text holds a lone surrogate, which is not Unicode".into(),
-        })
-    })
+    Ok(text.to_cow().ok().map(|t| t.into_owned()))
 }
 
 fn intake(
@@ -380,7 +380,20 @@ fn intake(
             .to_string(),
         ),
     };
-    let name = text_field(tool_name, "tool_name")?;
+    // A lone surrogate in a name or an id is the client's deny naming it, as
+    // in the arguments: only a value of the wrong type is a 400.
+    let surrogate = |field: &str| {
+        Intake::Refused(
+            UNENCODABLE_INPUT,
+            format!(
+                "{field}: the text holds a lone surrogate, which is not Unicode; JSON cannot carry it, so the call is denied"
+            ),
+        )
+    };
+    let name = match text_field(tool_name, "tool_name")? {
+        Some(name) => name,
+        None => return Ok(surrogate("tool_name")),
+    };
     let mut size = name.len() + 64;
     // One level more than the limit is read, so that the pipeline's own check
     // refuses it with the daemon's code and message.
@@ -394,8 +407,14 @@ fn intake(
     };
     let mut call = ToolCall::new(name, input);
     if let Some(id) = tool_call_id.filter(|v| !v.is_none()) {
-        call.tool_call_id = Some(text_field(id, "tool_call_id")?);
+        match text_field(id, "tool_call_id")? {
+            Some(id) => call.tool_call_id = Some(id),
+            None => return Ok(surrogate("tool_call_id")),
+        }
     }
+    // The context as the client sends it (`None` values left out, an empty
+    // one not at all), kept only when the call comes near the size limit.
+    let mut sent_context: Option<Value> = None;
     if let Some(context) = context.filter(|v| !v.is_none()) {
         let Ok(dict) = context.cast::<PyDict>() else {
             return Err(Failure::bad_request(RequestError::Field {
@@ -407,6 +426,9 @@ fn intake(
             Ok(value) => value,
             Err(p) => return Ok(problem(convert::under(p, "context"))),
         };
+        if size > MAX_REQUEST_BYTES / 2 && value.as_object().is_some_and(|m| !m.is_empty()) {
+            sent_context = Some(value.clone());
+        }
         call.context =
             serde_path_to_error::deserialize::<_, CallContext>(value).map_err(|err| {
                 let path = err.path().to_string();
@@ -418,16 +440,32 @@ fn intake(
     }
     // The estimate is below the JSON text's length; measure exactly only when
     // it comes near the daemon's limit.
+    // The body measured and the message worded as the client's for the
+    // daemon, so that both backends deny the same call the same way.
     if size > MAX_REQUEST_BYTES / 2 {
-        let exact = serde_json::to_vec(&call)
+        #[derive(serde::Serialize)]
+        struct SentBody<'a> {
+            tool_name: &'a str,
+            tool_input: &'a Value,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            tool_call_id: Option<&'a str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            context: Option<&'a Value>,
+        }
+        let body = SentBody {
+            tool_name: &call.tool_name,
+            tool_input: &call.tool_input,
+            tool_call_id: call.tool_call_id.as_deref(),
+            context: sent_context.as_ref(),
+        };
+        let exact = serde_json::to_vec(&body)
             .map(|v| v.len())
             .unwrap_or(usize::MAX);
         if exact > MAX_REQUEST_BYTES {
-            let err = RequestError::TooLarge {
-                size: exact,
-                limit: MAX_REQUEST_BYTES,
-            };
-            return Ok(Intake::Refused(INPUT_TOO_LARGE, err.to_string()));
+            return Ok(Intake::Refused(
+                INPUT_TOO_LARGE,
+                format!("the call is {exact} bytes; Warden accepts at most {MAX_REQUEST_BYTES}"),
+            ));
         }
     }
     Ok(Intake::Call(call))
@@ -439,7 +477,7 @@ impl Core {
     /// it and the directory its relative paths start from) and everything it
     /// names; compiles providers with the GIL released.
     #[staticmethod]
-    #[pyo3(signature = (*, path=None, text=None, name=None, base_dir=None, data_dir=None, internal=true, principal=None))]
+    #[pyo3(signature = (*, path=None, text=None, name=None, base_dir=None, data_dir=None, internal=true, principal=None, decision_log=false))]
     #[allow(clippy::too_many_arguments)]
     fn load(
         py: Python<'_>,
@@ -450,6 +488,7 @@ impl Core {
         data_dir: Option<PathBuf>,
         internal: bool,
         principal: Option<String>,
+        decision_log: bool,
     ) -> PyResult<Core> {
         let source = match (path, text) {
             // Absolute, so that a reload after a change of directory reads the same file.
@@ -474,8 +513,10 @@ impl Core {
         if let Err(err) = check_id("principal", &principal) {
             return Err(PyValueError::new_err(err.to_string()));
         }
-        gil::detach(py, || Core::open(source, data_dir, caller, principal))
-            .map_err(LoadFailure::into_py)
+        gil::detach(py, || {
+            Core::open(source, data_dir, caller, principal, decision_log)
+        })
+        .map_err(LoadFailure::into_py)
     }
 
     /// One tool call, as `POST /v1/evaluate` judges it; the daemon's answer
@@ -697,6 +738,22 @@ impl Core {
     #[getter]
     fn data_dir(&self) -> PathBuf {
         self.data_dir.clone()
+    }
+
+    /// The decision log file this process writes, when it was asked to
+    /// (`decision_log=True`) and the section is enabled.
+    #[getter]
+    fn decision_log_path(&self) -> Option<PathBuf> {
+        self.warden
+            .decision_log()
+            .and_then(|log| log.path().map(Path::to_path_buf))
+    }
+
+    /// Writes out and syncs every decision logged so far.
+    fn flush_decision_log(&self, py: Python<'_>) {
+        if let Some(log) = self.warden.decision_log() {
+            gil::detach(py, || log.flush());
+        }
     }
 }
 

@@ -8,6 +8,7 @@ use serde_json::Value;
 use warden_types::OnError;
 
 use crate::input_file::{self, InputKind};
+use crate::source_map::SourceMap;
 
 /// One provider: a component, its pin, its configuration and its limits.
 #[derive(Clone, Debug, Deserialize)]
@@ -40,10 +41,65 @@ pub struct ProviderSpec {
     /// `fresh`: a new instance for every call, nothing carries over between calls.
     #[serde(default)]
     pub instance: InstanceMode,
+    /// The publisher keys a bundle (`wasm:` naming a bundle directory) may be
+    /// signed with, and the revoked ones; instead of, or as well as, `sha256`.
+    #[serde(default)]
+    pub trust: Option<Trust>,
+    /// Conformance vectors (JSON Lines, as `warden test` reads them; relative
+    /// to this file) the build must pass before a set holding it goes live:
+    /// the reload gate. A bundle's own vectors go through the same gate.
+    #[serde(default)]
+    pub vectors: Option<PathBuf>,
     /// `guardrail` (default): runs in the provider chain. `classifier`: exports
     /// the classifier world and is consulted by risk triage only.
     #[serde(default)]
     pub role: Role,
+    /// `live` (default): its opinion counts. `shadow`: judged like a live one,
+    /// under the same limits, on the same calls, after the answer is decided,
+    /// and never changes it; the decision log records what it would have
+    /// changed.
+    #[serde(default)]
+    pub mode: Mode,
+    /// Where each value of `config` is written in the configuration file
+    /// (by JSON pointer under `config`): filled by the configuration's
+    /// loader, never read from the file. Empty: no positions.
+    #[serde(skip)]
+    pub config_sources: SourceMap,
+}
+
+/// Whether a provider's opinion counts (`mode:`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Its opinion decides, with the others'.
+    #[default]
+    Live,
+    /// Its opinion is recorded beside the answer, never in it.
+    Shadow,
+}
+
+/// Whose signature a provider bundle may carry (`trust:`).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Trust {
+    /// The publishers' keys a bundle may be signed with.
+    #[serde(default)]
+    pub publisher_keys: Vec<PublisherKey>,
+    /// Keys no bundle is accepted from any more (`ed25519:<base64>`).
+    #[serde(default)]
+    pub revoked: Vec<String>,
+}
+
+/// One trusted publisher key.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PublisherKey {
+    /// `ed25519:` and the base64 of the 32-byte public key, as `warden bundle`
+    /// prints it.
+    pub key: String,
+    /// When the key stops being trusted (RFC 3339); absent: never.
+    #[serde(default)]
+    pub expires: Option<String>,
 }
 
 /// What a component is for.
@@ -80,6 +136,18 @@ impl ProviderSpec {
     /// The provider's configuration with every `config_files` entry read
     /// (relative to `base_dir`) and put in under its key.
     pub fn resolved_config(&self, base_dir: &Path) -> Result<Value, ConfigFileError> {
+        self.resolved_config_with_sources(base_dir)
+            .map(|(config, _)| config)
+    }
+
+    /// As [`ProviderSpec::resolved_config`], with where each value is
+    /// written: `config`'s in the configuration file, each file's in that
+    /// file, by JSON pointer into the resolved config.
+    pub fn resolved_config_with_sources(
+        &self,
+        base_dir: &Path,
+    ) -> Result<(Value, SourceMap), ConfigFileError> {
+        let mut sources = self.config_sources.clone();
         let mut config = self.config.clone();
         for (key, file) in &self.config_files {
             let path = base_dir.join(file);
@@ -101,8 +169,9 @@ impl ProviderSpec {
             if let Value::Object(map) = &mut config {
                 map.insert(key.clone(), value);
             }
+            sources.graft(key, SourceMap::of_yaml(&text, &path.display().to_string()));
         }
-        Ok(config)
+        Ok((config, sources))
     }
 }
 
@@ -121,11 +190,16 @@ pub enum InstanceMode {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Limits {
-    /// Wall-clock time for one call (and for `configure`), including the wait
-    /// for a free instance.
+    /// Wall-clock time for one call, including the wait for a free instance.
     pub timeout_ms: u64,
     /// WebAssembly fuel (roughly, instructions) for one call.
     pub fuel: u64,
+    /// Wall-clock time for `configure`: loading the config into a new
+    /// instance. Apart from `timeout_ms` so that a large policy can load
+    /// while every call stays tightly bounded.
+    pub configure_timeout_ms: u64,
+    /// WebAssembly fuel for `configure`, apart from `fuel` for the same reason.
+    pub configure_fuel: u64,
     /// The most linear memory one instance may have.
     pub memory_mb: u64,
     /// The largest request (tool name, arguments and attribution) the provider is given.
@@ -141,6 +215,10 @@ impl Default for Limits {
         Limits {
             timeout_ms: 100,
             fuel: 100_000_000,
+            // Enough for the rules provider to load 10,000 rules of every
+            // condition kind, with room to spare.
+            configure_timeout_ms: 2_000,
+            configure_fuel: 2_000_000_000,
             memory_mb: 64,
             max_input_bytes: 256 * 1024,
             max_output_bytes: 64 * 1024,
@@ -161,6 +239,13 @@ impl Limits {
         };
         range("timeout_ms", self.timeout_ms, 1, 60_000)?;
         range("fuel", self.fuel, 1_000, 1 << 50)?;
+        range(
+            "configure_timeout_ms",
+            self.configure_timeout_ms,
+            1,
+            600_000,
+        )?;
+        range("configure_fuel", self.configure_fuel, 1_000, 1 << 50)?;
         range("memory_mb", self.memory_mb, 1, 4096)?;
         range("max_input_bytes", self.max_input_bytes as u64, 64, 64 << 20)?;
         range(
@@ -178,17 +263,27 @@ impl Limits {
         std::time::Duration::from_millis(self.timeout_ms)
     }
 
+    /// `configure_timeout_ms` as a duration.
+    pub fn configure_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.configure_timeout_ms)
+    }
+
     /// The longest one call into the component can take under these limits:
     /// the wait for a free instance (up to `timeout_ms`), then, when the pool
-    /// has no warm one, making and configuring a new one, and the call itself,
-    /// each of those two stopped at the epoch tick after its own deadline. A
-    /// host that must not wait longer than some budget (an event loop) decides
-    /// by this, not by `timeout_ms`.
+    /// has no warm one, making and configuring a new one (up to
+    /// `configure_timeout_ms`), and the call itself, each of those two stopped
+    /// at the epoch tick after its own deadline. A host that must not wait
+    /// longer than some budget (an event loop) decides by this, not by
+    /// `timeout_ms`.
     pub fn worst_case(&self) -> std::time::Duration {
+        let in_guest = |timeout: std::time::Duration| {
+            crate::engine::EPOCH_TICK
+                .saturating_mul(crate::engine::SandboxEngine::ticks_for(timeout) as u32)
+        };
         let timeout = self.timeout();
-        let in_guest = crate::engine::EPOCH_TICK
-            .saturating_mul(crate::engine::SandboxEngine::ticks_for(timeout) as u32);
-        timeout.saturating_add(in_guest.saturating_mul(2))
+        timeout
+            .saturating_add(in_guest(self.configure_timeout()))
+            .saturating_add(in_guest(timeout))
     }
 
     /// `memory_mb` in bytes.
@@ -206,6 +301,7 @@ mod tests {
     fn the_worst_case_of_a_call_counts_the_wait_the_configure_and_the_call() {
         let limits = Limits {
             timeout_ms: 1,
+            configure_timeout_ms: 1,
             ..Limits::default()
         };
         // 1 ms waiting for an instance, then 2 ticks (1 ms and the tick after
@@ -213,8 +309,12 @@ mod tests {
         assert_eq!(limits.worst_case(), Duration::from_millis(5));
         let limits = Limits {
             timeout_ms: 100,
+            configure_timeout_ms: 2_000,
             ..Limits::default()
         };
-        assert_eq!(limits.worst_case(), Duration::from_millis(100 + 2 * 101));
+        assert_eq!(
+            limits.worst_case(),
+            Duration::from_millis(100 + 2_001 + 101)
+        );
     }
 }

@@ -27,7 +27,7 @@ pub struct Config {
     /// The library's sections (`warden::Config`): what a call is judged
     /// with. Its `redact` is `decision_log.redact`.
     pub core: warden::Config,
-    /// The approval store's keys (`hitl_approval.durability`).
+    /// The approval store's keys (`hitl_approval.durability`, `hitl_approval.store`).
     pub store: StoreConfig,
     /// The daemon (`warden serve`): address, tokens, request limits.
     pub server: ServerConfig,
@@ -81,6 +81,7 @@ impl Config {
             .check()
             .map_err(|(key, message)| core.invalid(format!("server.{key}"), message))?;
         core.redact = sections.decision_log.redact.clone();
+        core.decision_log = sections.decision_log.clone();
         Ok(Config {
             core,
             store: StoreConfig::parse(text, file)?,
@@ -134,6 +135,10 @@ pub struct ServerConfig {
     /// networks); none by default.
     #[serde(default)]
     pub trusted_proxies: TrustedProxies,
+    /// This node's name, on every decision log line, `/healthz` and
+    /// `/v1/admin/providers` (default: the host name).
+    #[serde(default)]
+    pub node_name: Option<String>,
 }
 
 impl Default for ServerConfig {
@@ -145,6 +150,7 @@ impl Default for ServerConfig {
             limits: HttpLimits::default(),
             public_url: None,
             trusted_proxies: TrustedProxies::default(),
+            node_name: None,
         }
     }
 }
@@ -152,6 +158,10 @@ impl Default for ServerConfig {
 impl ServerConfig {
     /// Checks what parsing cannot; on error, the key under `server` and why.
     pub fn check(&self) -> Result<(), (String, String)> {
+        if let Some(name) = &self.node_name {
+            warden_log::check_node_name(name)
+                .map_err(|message| ("node_name".to_string(), format!("'{name}': {message}")))?;
+        }
         if let Some(public) = &self.public_url {
             let url = url::Url::parse(public).map_err(|err| {
                 (
@@ -173,6 +183,22 @@ impl ServerConfig {
             }
         }
         Ok(())
+    }
+
+    /// The node's name: `node_name`, else the host name; an error saying to
+    /// set `node_name` where the host name cannot name the node.
+    pub fn node_name(&self) -> Result<String, (String, String)> {
+        match &self.node_name {
+            Some(name) => Ok(name.clone()),
+            None => warden_log::default_node_name().ok_or_else(|| {
+                (
+                    "node_name".to_string(),
+                    "is not set and the host name cannot be read or is not a valid node name \
+                     (ASCII letters, digits, '-', '_' and '.'): set it"
+                        .to_string(),
+                )
+            }),
+        }
     }
 
     /// `public_url` without a trailing slash, if set.

@@ -60,6 +60,16 @@ pub enum ServeError {
         /// Why not.
         message: String,
     },
+    /// The promotion record in the data directory cannot be read or removed.
+    #[error(
+        "promotion record {path}: {message} (remove the file to serve the config file as it is)"
+    )]
+    Promotion {
+        /// The record's path.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
     /// Serving failed after the daemon started.
     #[error("the server failed: {0}")]
     Io(#[from] std::io::Error),

@@ -1,7 +1,8 @@
 //! The Warden daemon (`warden serve`): the HTTP/JSON API in front of the
 //! pipeline, its authentication and limits, the decision log, the metrics, and
 //! the hot swap of the provider set (on a change of the config file, on SIGHUP,
-//! or on `POST /v1/admin/reload`).
+//! or on `POST /v1/admin/reload`), and the promotion of a shadow configuration
+//! (`POST /v1/admin/promote`, `POST /v1/admin/rollback`).
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), warden_server::ServeError> {
@@ -29,6 +30,8 @@ mod limits;
 pub mod metrics;
 pub mod notify;
 mod outcomes;
+mod promotion;
+mod promotion_record;
 pub mod proxies;
 mod refusal;
 mod reload;
@@ -54,6 +57,8 @@ pub type Daemon = DaemonState;
 pub use error::ServeError;
 pub use limits::HttpLimits;
 pub use metrics::Metrics;
+pub use promotion::{PREVIOUS_CONFIG, PromoteError};
+pub use promotion_record::PROMOTION_FILE;
 pub use reload::{ProviderDigest, ReloadError, ReloadReport, Trigger};
 pub use routes::{OPENAPI, ROUTES, RouteInfo};
 pub use server::{Server, run};

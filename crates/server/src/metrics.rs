@@ -1,7 +1,7 @@
 //! The daemon's metrics, served at `/metrics` in the Prometheus text format:
 //! decisions by verdict, deciding stage and reason code; latency histograms;
 //! provider failures by detail code; pool usage; reloads and swaps; load,
-//! admission refusals and wrong credentials.
+//! admission refusals and wrong credentials; MCP calls by server and tool.
 
 use std::collections::HashSet;
 use std::sync::RwLock;
@@ -19,6 +19,47 @@ use warden_types::decision::{Reason, Verdict};
 /// Distinct reason codes tracked at most; the rest count as `other`, so a
 /// provider inventing codes cannot grow the metrics without bound.
 const MAX_REASON_CODES: usize = 256;
+
+/// Distinct MCP server and tool pairs tracked at most; the rest count as
+/// `other`: any agent may name a server in a call's context.
+const MAX_MCP_TOOLS: usize = 256;
+
+/// The label for what falls past a cap.
+const OTHER: &str = "other";
+
+/// A label set that grows to a cap, then folds every new value into `other`.
+struct Bounded {
+    known: RwLock<HashSet<String>>,
+    cap: usize,
+}
+
+impl Bounded {
+    fn new(cap: usize) -> Bounded {
+        Bounded {
+            known: RwLock::new(HashSet::new()),
+            cap,
+        }
+    }
+
+    /// Whether `value` is a label: known, or let in while there is room.
+    fn admit(&self, value: &str) -> bool {
+        if self
+            .known
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(value)
+        {
+            return true;
+        }
+        let mut known = self.known.write().unwrap_or_else(|e| e.into_inner());
+        if known.len() < self.cap {
+            known.insert(value.to_string());
+            true
+        } else {
+            known.contains(value)
+        }
+    }
+}
 
 /// The daemon's Prometheus metrics (`GET /metrics`): requests, decisions,
 /// providers, admission and load.
@@ -45,7 +86,11 @@ pub struct Metrics {
     auth_throttled: IntCounterVec,
     admission_refused: IntCounterVec,
     notify: super::notify::Counters,
-    known_codes: RwLock<HashSet<String>>,
+    known_codes: Bounded,
+    mcp_calls: IntCounterVec,
+    known_mcp_tools: Bounded,
+    shadow_shed: IntCounter,
+    shadow_differences: IntCounterVec,
 }
 
 /// How loaded the daemon is right now.
@@ -146,14 +191,32 @@ impl Metrics {
             "When the daemon started, in seconds since the epoch.",
         );
         start.set(unix_seconds(SystemTime::now()));
+        let shadow_shed = plain(
+            "warden_shadow_shed_total",
+            "Shadow judgments (mode: shadow) shed unjudged: the shadow queue was full, or they waited in it too long.",
+        );
         Metrics {
             notify,
+            shadow_shed,
+            shadow_differences: counter(
+                &registry,
+                "warden_shadow_differences_total",
+                "Calls whose shadow verdict differs from the live one, by transition (from the live verdict to the shadow's).",
+                &["from", "to"],
+            ),
             decisions: counter(
                 &registry,
                 "warden_decisions_total",
                 "Decisions, by verdict and by the stage that decided.",
                 &["verdict", "decided_by"],
             ),
+            mcp_calls: counter(
+                &registry,
+                "warden_mcp_calls_total",
+                "Calls judged for an MCP gateway (warden mcp), by server, tool and verdict; pairs past the first 256 count as server and tool \"other\".",
+                &["server", "tool", "verdict"],
+            ),
+            known_mcp_tools: Bounded::new(MAX_MCP_TOOLS),
             reasons: counter(
                 &registry,
                 "warden_decision_reasons_total",
@@ -216,7 +279,7 @@ impl Metrics {
             reloads: counter(
                 &registry,
                 "warden_reloads_total",
-                "Reload attempts, by trigger (admin, signal, watch) and outcome (swapped, failed).",
+                "Reload attempts, by trigger (admin, signal, watch; promote and rollback for those swaps) and outcome (swapped, failed).",
                 &["trigger", "outcome"],
             ),
             reload_failures: counter(
@@ -260,7 +323,7 @@ impl Metrics {
                 "Requests refused (503) or calls denied (warden.overloaded) for want of room, by the limit reached.",
                 &["limit"],
             ),
-            known_codes: RwLock::new(HashSet::new()),
+            known_codes: Bounded::new(MAX_REASON_CODES),
             registry,
         }
     }
@@ -302,22 +365,35 @@ impl Metrics {
     }
 
     fn code_label<'a>(&self, code: &'a str) -> &'a str {
-        if self
-            .known_codes
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .contains(code)
-        {
-            return code;
-        }
-        let mut known = self.known_codes.write().unwrap_or_else(|e| e.into_inner());
-        if known.len() < MAX_REASON_CODES {
-            known.insert(code.to_string());
-            code
-        } else if known.contains(code) {
+        if self.known_codes.admit(code) {
             code
         } else {
-            "other"
+            OTHER
+        }
+    }
+
+    /// Counts one call judged for an MCP gateway (`context.mcp_server` set):
+    /// by server, tool (the name's part after `mcp__<server>__`, else the
+    /// whole name) and verdict.
+    pub fn mcp_call(&self, server: &str, tool_name: &str, verdict: Verdict) {
+        let (server, tool) = self.mcp_labels(server, tool_name);
+        self.mcp_calls
+            .with_label_values(&[server, tool, verdict.as_str()])
+            .inc();
+    }
+
+    fn mcp_labels<'a>(&self, server: &'a str, tool_name: &'a str) -> (&'a str, &'a str) {
+        let tool = tool_name
+            .strip_prefix("mcp__")
+            .and_then(|rest| rest.strip_prefix(server))
+            .and_then(|rest| rest.strip_prefix("__"))
+            .unwrap_or(tool_name);
+        // The pair as one key: a server and a tool name joined by a byte
+        // neither label may hold ambiguously.
+        if self.known_mcp_tools.admit(&format!("{server}\u{0}{tool}")) {
+            (server, tool)
+        } else {
+            (OTHER, OTHER)
         }
     }
 
@@ -375,6 +451,22 @@ impl Metrics {
             ("max_bodies", load.max_bodies),
         ] {
             self.load.with_label_values(&[what]).set(value as i64);
+        }
+    }
+
+    /// Brings the shadow counters up to the library's counts (which only grow).
+    pub fn shadow(&self, counts: &warden::ShadowCounts) {
+        let counted = self.shadow_shed.get();
+        if counts.shed > counted {
+            self.shadow_shed.inc_by(counts.shed - counted);
+        }
+        for ((from, to), n) in &counts.differences {
+            let c = self
+                .shadow_differences
+                .with_label_values(&[from.as_str(), to.as_str()]);
+            if *n > c.get() {
+                c.inc_by(n - c.get());
+            }
         }
     }
 
@@ -462,6 +554,29 @@ mod tests {
         }
         assert_eq!(metrics.code_label("x.one_too_many"), "other");
         assert_eq!(metrics.code_label("x.code_0"), "x.code_0");
+    }
+
+    #[test]
+    fn mcp_tools_are_labelled_by_server_and_tool_and_past_the_cap_as_other() {
+        let metrics = Metrics::new();
+        assert_eq!(
+            metrics.mcp_labels("fs", "mcp__fs__read_file"),
+            ("fs", "read_file")
+        );
+        // A name not of the server's form keeps its whole self.
+        assert_eq!(metrics.mcp_labels("fs", "bash"), ("fs", "bash"));
+        for i in 2..MAX_MCP_TOOLS {
+            let name = format!("mcp__fs__t{i}");
+            assert_eq!(metrics.mcp_labels("fs", &name), ("fs", &name[9..]));
+        }
+        assert_eq!(
+            metrics.mcp_labels("fs", "mcp__fs__one_too_many"),
+            ("other", "other")
+        );
+        assert_eq!(
+            metrics.mcp_labels("fs", "mcp__fs__read_file"),
+            ("fs", "read_file")
+        );
     }
 
     #[test]

@@ -7,8 +7,9 @@ use crate::auth::Principal;
 use crate::events::{PauseEvent, PauseKind};
 use crate::notify::Notice;
 use crate::state::DaemonState;
+use warden::{Evaluation, ToolCall};
 use warden_approval::{CallOutcome, GateOutcome, Resolution};
-use warden_log::{Requester, status_verdict};
+use warden_log::{CallerTrust, DecisionLog, LineFacts, LoggedShadow, Requester, status_verdict};
 
 /// The caller as the decision log names it.
 pub(crate) fn requester(who: &Principal) -> Requester<'_> {
@@ -19,6 +20,45 @@ pub(crate) fn requester(who: &Principal) -> Requester<'_> {
 }
 
 impl DaemonState {
+    /// Logs one judged call under `id`: who asked, how its claims were
+    /// honoured (the caller's credential, the configured passport), and its
+    /// shadow judgment if any.
+    pub(crate) fn log_decision(
+        &self,
+        id: &str,
+        call: &ToolCall,
+        evaluation: &Evaluation,
+        who: &Principal,
+        shadow: Option<LoggedShadow>,
+    ) {
+        let generation = self.warden.generation(evaluation.generation);
+        let trust = CallerTrust {
+            caller: crate::routes::caller_of(who),
+            passport: generation.as_ref().and_then(|g| g.passport.as_deref()),
+        };
+        let facts = LineFacts {
+            requester: Some(requester(who)),
+            caller: Some(trust.caller),
+            trust: Some(trust),
+            generation: generation.as_ref(),
+            shadow,
+        };
+        self.decisions.record_with(id, call, evaluation, facts);
+    }
+
+    /// Logs one judged call as [`DaemonState::log_decision`] does, and
+    /// returns its id.
+    pub(crate) fn log_new_decision(
+        &self,
+        call: &ToolCall,
+        evaluation: &Evaluation,
+        who: &Principal,
+    ) -> String {
+        let id = DecisionLog::decision_id(evaluation);
+        self.log_decision(&id, call, evaluation, who, None);
+        id
+    }
+
     /// Counts each call's verdict in the metrics.
     fn count(&self, calls: &[CallOutcome]) {
         for call in calls {
@@ -34,7 +74,9 @@ impl DaemonState {
     /// announces the pause it made, if any.
     pub(crate) async fn record_gate(&self, outcome: &GateOutcome, who: &Principal) {
         self.count(&outcome.calls);
-        self.decisions.record_gate(outcome, Some(requester(who)));
+        let generation = self.warden.generation(outcome.generation);
+        self.decisions
+            .record_gate_under(outcome, Some(requester(who)), generation.as_ref());
         self.decisions.synced().await;
         self.paused(&who.name, outcome);
     }

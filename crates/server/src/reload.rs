@@ -83,7 +83,8 @@ pub enum ReloadError {
     Invalid {
         /// The generation of the provider set that keeps serving.
         serving: u64,
-        /// `config`, `load`, `configure`, `tokens`, `limits`, `decision_log`.
+        /// `config`, `load`, `vectors` (the reload gate), `configure`, `tokens`,
+        /// `limits`, `notify`, `decision_log`.
         kind: &'static str,
         /// Why.
         #[source]
@@ -148,7 +149,7 @@ impl DaemonState {
         Some(self.reload_locked(trigger, &mut applied))
     }
 
-    fn reload_locked(
+    pub(crate) fn reload_locked(
         &self,
         trigger: &Trigger,
         applied: &mut Applied,
@@ -167,6 +168,9 @@ impl DaemonState {
                 let wanted = Fixed::of(&config);
                 // A new data directory needs a restart: keep the running one.
                 config.core.set_data_dir(&self.fixed.data_dir);
+                // A promotion recorded over this very file serves on.
+                crate::promotion_record::apply(&mut config, &digest, &self.fixed.data_dir)
+                    .map_err(|e| fail("promotion", e))?;
                 let settings = Settings::resolve(&config).map_err(|e| {
                     let kind = match e {
                         ServeError::Tokens(_) | ServeError::NoTokens { .. } => "tokens",
@@ -183,6 +187,7 @@ impl DaemonState {
                 let report = self.warden.reload(&config.core, &digest).map_err(|e| {
                     let kind = match e {
                         warden::Error::Unhealthy { .. } => "configure",
+                        warden::Error::Load(warden::LoadError::Vectors { .. }) => "vectors",
                         _ => "load",
                     };
                     fail(kind, e.into())
@@ -226,6 +231,7 @@ impl DaemonState {
         self.decisions.set_policy(settings.arguments);
         self.notifier.set(settings.notify);
         applied.config_sha256 = report.config_sha256.clone();
+        applied.rewritten = None;
         let duration_ms = millis(started);
         self.metrics
             .swapped(Some(trigger.label()), new_summary.generation);
@@ -261,6 +267,31 @@ impl DaemonState {
     }
 }
 
+impl DaemonState {
+    /// Audits a promotion or a rollback (`event`) in the swap log.
+    pub(crate) fn audit_swap(&self, event: &'static str, trigger: &Trigger, report: &ReloadReport) {
+        self.swaps.append(&SwapRecord {
+            time: now_rfc3339(),
+            event,
+            trigger: trigger.label(),
+            who: trigger.who(),
+            config: self.config_path.display().to_string(),
+            config_sha256: Some(report.config_sha256.as_str()).filter(|d| !d.is_empty()),
+            old: SetSummary {
+                generation: report.previous_generation,
+                providers: report.previous_providers.clone(),
+            },
+            new: Some(SetSummary {
+                generation: report.generation,
+                providers: report.providers.clone(),
+            }),
+            error: None,
+            duration_ms: report.duration_ms,
+        });
+        self.swaps.flush();
+    }
+}
+
 /// The settings a reload changed but cannot apply.
 fn restart_warnings(running: &Fixed, wanted: &Fixed) -> Vec<String> {
     let mut out = Vec::new();
@@ -276,9 +307,12 @@ fn restart_warnings(running: &Fixed, wanted: &Fixed) -> Vec<String> {
     if running.durability != wanted.durability {
         out.push("hitl_approval.durability changed; restart to apply it".into());
     }
+    if running.store != wanted.store {
+        out.push("hitl_approval.store changed; restart to use the other store".into());
+    }
     if running.decision_log != wanted.decision_log {
         out.push(
-            "decision_log.enabled, path, fsync or fsync_interval_ms changed; restart to apply it"
+            "decision_log.enabled, path, fsync, fsync_interval_ms, chain, checkpoint_every, checkpoints or rotate changed; restart to apply it"
                 .into(),
         );
     }
@@ -291,6 +325,9 @@ fn restart_warnings(running: &Fixed, wanted: &Fixed) -> Vec<String> {
     }
     if running.public_url != wanted.public_url {
         out.push("server.public_url changed; restart to apply it".into());
+    }
+    if running.node_name != wanted.node_name {
+        out.push("server.node_name changed; restart to apply it".into());
     }
     for ((key, now), (_, next)) in running.limits.iter().zip(&wanted.limits) {
         if now != next {

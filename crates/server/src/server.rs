@@ -92,6 +92,10 @@ impl Server {
             .map_err(|err| ServeError::Io(std::io::Error::other(err)))?;
         let daemon = self.daemon.clone();
         tokio::task::spawn_blocking(move || {
+            // The lines held for their shadow judgments are written first.
+            if !daemon.warden.settle_shadows() {
+                tracing::warn!("shadow judgments still pending at shutdown: their lines are lost");
+            }
             daemon.decisions.flush();
             daemon.swaps.flush();
         })

@@ -27,7 +27,7 @@ use crate::shares::{self, Shares};
 use crate::throttle::SignInThrottle;
 use crate::workers::{PoolError, WorkerPool};
 use warden::Warden;
-use warden_approval::{ApprovalGate, Durability, SqliteApprovalStore};
+use warden_approval::{ApprovalGate, Durability};
 
 /// The swap audit log, in the data directory.
 pub const SWAP_LOG: &str = "swaps.jsonl";
@@ -68,6 +68,9 @@ pub struct ServeOptions {
 /// What the last successful load applied.
 pub(crate) struct Applied {
     pub(crate) config_sha256: String,
+    /// Where a promotion that rewrote the config file kept its previous
+    /// text, until a rollback or a reload.
+    pub(crate) rewritten: Option<PathBuf>,
 }
 
 /// The settings that a reload replaces along with the provider set.
@@ -113,10 +116,14 @@ pub(crate) struct Fixed {
     pub(crate) watch: bool,
     pub(crate) decision_log: (bool, PathBuf, Fsync, u64),
     pub(crate) durability: Durability,
+    /// `hitl_approval.store`.
+    pub(crate) store: warden_approval::Backend,
     pub(crate) data_dir: PathBuf,
     pub(crate) limits: [(&'static str, u64); 7],
     /// `server.public_url`, without a trailing slash.
     pub(crate) public_url: Option<String>,
+    /// `server.node_name`, as set (absent: the host name).
+    pub(crate) node_name: Option<String>,
 }
 
 impl Fixed {
@@ -132,9 +139,11 @@ impl Fixed {
                 log.fsync_interval_ms,
             ),
             durability: config.store.durability,
+            store: config.store.backend.clone(),
             data_dir: config.core.data_dir(),
             limits: config.server.limits.fixed_at_start(),
             public_url: config.server.public_base(),
+            node_name: config.server.node_name.clone(),
         }
     }
 }
@@ -150,6 +159,8 @@ pub struct DaemonState {
     pub(crate) limits: Arc<ArcSwap<HttpLimits>>,
     pub(crate) metrics: Metrics,
     pub(crate) decisions: DecisionLog,
+    /// This node's name (`server.node_name`, default the host name).
+    pub(crate) node_name: String,
     pub(crate) swaps: JsonLines,
     /// Serialises reloads, and remembers what was applied last.
     pub(crate) reloading: Mutex<Applied>,
@@ -189,16 +200,26 @@ impl DaemonState {
     pub fn load(config_path: &Path, options: &ServeOptions) -> Result<DaemonState, ServeError> {
         let (mut config, digest) = Config::load_with_digest(config_path)?;
         settle_data_dir(&mut config, options.data_dir.as_deref());
+        let dir = config.core.data_dir();
+        crate::promotion_record::apply(&mut config, &digest, &dir)?;
         let settings = Settings::resolve(&config)?;
         let data_dir = config.core.create_data_dir()?;
         // A provider that cannot be configured stops the start.
         let warden = Arc::new(Warden::new_healthy(&config.core)?);
         let limits = settings.limits;
-        let store = SqliteApprovalStore::open_in(&data_dir, config.store.durability)?;
-        store.set_busy_timeout(limits.store_busy_timeout())?;
-        let gate = ApprovalGate::new(warden.clone(), Arc::new(store));
-        let decisions = DecisionLog::open(&config.decision_log, &data_dir)?;
+        let opened =
+            warden_approval::backend::open(&config.store, &data_dir, limits.store_busy_timeout())?;
+        tracing::info!(store = %opened.mode, "approval store opened");
+        let gate = ApprovalGate::new(warden.clone(), opened.store);
+        // The decision-signing key also signs the log's checkpoints.
+        let checkpoint_key = warden::decision_log::checkpoint_key(&config.core)?;
+        let decisions = DecisionLog::open_signed(&config.decision_log, &data_dir, checkpoint_key)?;
         decisions.set_policy(settings.arguments);
+        let node_name = config
+            .server
+            .node_name()
+            .map_err(|(key, message)| config.core.invalid(format!("server.{key}"), message))?;
+        decisions.set_node_name(node_name.clone());
         let swaps = JsonLines::open(&data_dir.join(SWAP_LOG))?;
         let metrics = Metrics::new();
         let notifier = notify::Notifier::new(metrics.notify_counters());
@@ -222,9 +243,11 @@ impl DaemonState {
             limits: Arc::new(ArcSwap::from_pointee(limits)),
             metrics,
             decisions,
+            node_name,
             swaps,
             reloading: Mutex::new(Applied {
                 config_sha256: digest,
+                rewritten: None,
             }),
             fixed,
             data_dir: options.data_dir.clone(),

@@ -1,5 +1,6 @@
-//! Helpers for the approval tests: a gate over a real Warden and a real SQLite
-//! store in a temporary data directory.
+//! Helpers for the approval tests: a gate over a real Warden and a real
+//! store: SQLite in a temporary data directory, or a fresh database on the
+//! test PostgreSQL ([`crate::postgres`]).
 
 use std::sync::Arc;
 
@@ -10,38 +11,124 @@ use warden_approval::{
     ApprovalGate, CallOutcome, CallStatus, Durability, GateOutcome, ModelResponse, RequestDecision,
     ResumeRequest, Reviewer, RunRef, SqliteApprovalStore,
 };
+use warden_approval::{ApprovalStore, PostgresApprovalStore};
 
 /// A gate and the data directory its store lives in (removed on drop).
 pub struct TestGate {
     pub gate: ApprovalGate,
     pub dir: tempfile::TempDir,
     pub yaml: String,
+    /// Where its store is.
+    pub store: Store,
+    /// The database's URL, on PostgreSQL.
+    pub url: Option<String>,
+}
+
+/// Which store a test runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Store {
+    /// A SQLite file in the test's data directory.
+    Sqlite,
+    /// A fresh database on the shared test PostgreSQL.
+    Postgres,
+}
+
+impl Store {
+    /// A gate on this configuration, with a fresh store of this kind.
+    pub fn gate(self, yaml: &str) -> TestGate {
+        let dir = tempfile::tempdir().unwrap();
+        let url = match self {
+            Store::Sqlite => None,
+            Store::Postgres => Some(crate::postgres::PgServer::shared().database()),
+        };
+        let store = open_store(dir.path(), url.as_deref());
+        TestGate {
+            gate: ApprovalGate::new(Arc::new(crate::warden(yaml)), store),
+            dir,
+            yaml: yaml.to_string(),
+            store: self,
+            url,
+        }
+    }
+}
+
+/// The store in `dir`, or in the PostgreSQL database at `url`.
+fn open_store(dir: &std::path::Path, url: Option<&str>) -> Arc<dyn ApprovalStore> {
+    match url {
+        None => Arc::new(SqliteApprovalStore::open_in(dir, Durability::default()).unwrap()),
+        Some(url) => Arc::new(PostgresApprovalStore::connect(url, Default::default()).unwrap()),
+    }
 }
 
 /// The approval list puts `bash` under the gate; no provider.
 pub const BASH_NEEDS_APPROVAL: &str = "hitl_approval:\n  tools: [bash]\n";
 
-/// A gate on this configuration, with a fresh store.
+/// A gate on this configuration, with a fresh SQLite store.
 pub fn gate(yaml: &str) -> TestGate {
-    let dir = tempfile::tempdir().unwrap();
-    let gate = ApprovalGate::open(
-        Arc::new(crate::warden(yaml)),
-        dir.path(),
-        Durability::default(),
-    )
-    .unwrap();
-    TestGate {
-        gate,
-        dir,
-        yaml: yaml.to_string(),
-    }
+    Store::Sqlite.gate(yaml)
 }
 
 impl TestGate {
-    /// Another gate on the same store file, as another process would open it.
+    /// Another gate on the same store, as another process would open it.
     pub fn reopen(&self) -> ApprovalGate {
-        let store = SqliteApprovalStore::open_in(self.dir.path(), Durability::default()).unwrap();
-        ApprovalGate::new(Arc::new(crate::warden(&self.yaml)), Arc::new(store))
+        ApprovalGate::new(Arc::new(crate::warden(&self.yaml)), self.open_store())
+    }
+
+    /// The same store, opened again (another connection, as another process).
+    pub fn open_store(&self) -> Arc<dyn ApprovalStore> {
+        open_store(self.dir.path(), self.url.as_deref())
+    }
+
+    /// The gate closed and opened again on the same store: a restart.
+    pub fn restart(self) -> TestGate {
+        let TestGate {
+            gate,
+            dir,
+            yaml,
+            store,
+            url,
+        } = self;
+        drop(gate);
+        let gate = ApprovalGate::new(
+            Arc::new(crate::warden(&yaml)),
+            open_store(dir.path(), url.as_deref()),
+        );
+        TestGate {
+            gate,
+            dir,
+            yaml,
+            store,
+            url,
+        }
+    }
+
+    /// Everything the store keeps, as text: every byte of the SQLite
+    /// store's files, or every row of every table of the PostgreSQL
+    /// database.
+    pub fn stored_text(&self) -> String {
+        match &self.url {
+            None => {
+                let mut text = String::new();
+                for entry in std::fs::read_dir(self.dir.path()).unwrap() {
+                    let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+                    text.push_str(&String::from_utf8_lossy(&bytes));
+                }
+                text
+            }
+            Some(url) => {
+                let mut client = ::postgres::Client::connect(url, ::postgres::NoTls).unwrap();
+                let mut text = String::new();
+                for table in ["approvals", "approval_events", "grants"] {
+                    for row in client
+                        .query(&format!("SELECT t::text FROM {table} t"), &[])
+                        .unwrap()
+                    {
+                        text.push_str(row.get(0));
+                    }
+                }
+                text
+            }
+        }
     }
 
     pub fn submit(&self, thread: &str, run: &str, response: &ModelResponse) -> GateOutcome {

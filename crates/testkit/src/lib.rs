@@ -5,6 +5,7 @@
 //! every crate share.
 
 pub mod approval;
+pub mod postgres;
 pub mod secrets;
 
 use std::path::{Path, PathBuf};

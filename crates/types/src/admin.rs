@@ -45,6 +45,14 @@ pub struct Limits {
     pub timeout_ms: u64,
     /// WebAssembly fuel (roughly, instructions) for one call.
     pub fuel: u64,
+    /// Wall-clock time for `configure`, loading the config into a new
+    /// instance. Absent (read as 0) from a daemon older than this limit.
+    #[serde(default)]
+    pub configure_timeout_ms: u64,
+    /// WebAssembly fuel for `configure`. Absent (read as 0) from a daemon
+    /// older than this limit.
+    #[serde(default)]
+    pub configure_fuel: u64,
     /// The most linear memory one instance may have.
     pub memory_mb: u64,
     /// The largest request the provider is given.
@@ -103,6 +111,14 @@ pub struct ProviderList {
     pub enabled: bool,
     /// The providers, in the order the config lists them (the pipeline's order).
     pub providers: Vec<ProviderStatus>,
+    /// The SHA-256 (hex) of the configuration the set was loaded from.
+    /// Absent from older daemons.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_sha256: Option<String>,
+    /// The node serving (`server.node_name`, default the host name). Absent
+    /// from older daemons and from the library.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_name: Option<String>,
 }
 
 /// `GET /healthz`: the daemon is up and has a provider set.
@@ -115,6 +131,14 @@ pub struct Health {
     pub generation: u64,
     /// How many providers the live set has.
     pub providers: u64,
+    /// The SHA-256 (hex) of the configuration the set was loaded from.
+    /// Absent from older daemons.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_sha256: Option<String>,
+    /// The node serving (`server.node_name`, default the host name). Absent
+    /// from older daemons and from the library.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_name: Option<String>,
 }
 
 /// The token that asked, as the daemon knows it.
@@ -125,4 +149,17 @@ pub struct TokenInfo {
     pub token: String,
     /// `agent`, `internal`, `admin`, `approver`: only an internal token may set the mode.
     pub role: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_from_a_daemon_older_than_the_configure_limits_still_read() {
+        let old = r#"{"timeout_ms": 100, "fuel": 100000000, "memory_mb": 64,
+            "max_input_bytes": 262144, "max_output_bytes": 65536, "pool_size": 4}"#;
+        let limits: Limits = serde_json::from_str(old).unwrap();
+        assert_eq!((limits.timeout_ms, limits.configure_fuel), (100, 0));
+    }
 }

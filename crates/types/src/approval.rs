@@ -203,6 +203,11 @@ pub struct Resolution {
     /// `reviewer` is the name it gave.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub relayed_by: Option<String>,
+    /// Whose word the answer is: a human's (the console, the API, a relay),
+    /// or an MCP client's own (an elicitation it answered), which proves no
+    /// human saw the call.
+    #[serde(default, skip_serializing_if = "AnsweredBy::is_human")]
+    pub answered_by: AnsweredBy,
     /// True when this is the stored answer to an earlier, identical resume
     /// (same idempotency key, same body): nothing was consumed again, and a
     /// harness must not run its calls a second time.
@@ -219,6 +224,27 @@ pub struct Resolution {
     pub calls: Vec<CallOutcome>,
     /// The message with edits applied and removed calls gone.
     pub message: AiMessage,
+}
+
+/// Whose word answered an approval.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub enum AnsweredBy {
+    /// A human: an approver in the console or the API, or a relay naming one.
+    #[default]
+    Human,
+    /// An MCP client, answering Warden's elicitation: the client's word
+    /// only (a hook or an auto-accept may have answered). It may approve only
+    /// where the operator's `mcp.client_attested` allows it for the tool.
+    ClientAttested,
+}
+
+impl AnsweredBy {
+    /// Whether a human answered (the default, left out of the JSON).
+    pub fn is_human(&self) -> bool {
+        *self == AnsweredBy::Human
+    }
 }
 
 /// One approval as listed: its requests as a human answers them, and whether it
@@ -254,6 +280,79 @@ pub struct ApprovalView {
     /// How it was resolved, once it was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolution: Option<Resolution>,
+    /// A pause of a run, or one MCP call's ask.
+    #[serde(default)]
+    pub kind: ApprovalKind,
+    /// When the identical retry of an MCP call read its answer (RFC 3339,
+    /// UTC): no other retry can use it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consumed_at: Option<String>,
+}
+
+/// What an approval answers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub enum ApprovalKind {
+    /// A run paused on the tool-calls route; its resume answers the run.
+    #[default]
+    Pause,
+    /// One MCP call asked through `warden mcp` (`POST /v1/mcp/asks`): bound to
+    /// the principal, the tool and the digest of the arguments; its answer is
+    /// read once, by the client's identical retry.
+    McpCall,
+}
+
+/// `POST /v1/mcp/asks`: what became of one MCP call's ask.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub enum McpAskAnswer {
+    /// The call waits for a human's answer to this approval.
+    Pending {
+        /// The approval a human answers.
+        approval_id: String,
+        /// The thread it is filed under (`mcp-<digest of the call>`).
+        thread_id: String,
+        /// Whether the MCP client's own answer (an elicitation) may approve
+        /// this call (`mcp.client_attested`); absent (an older daemon): no.
+        #[serde(default)]
+        client_attested: bool,
+        /// The console's page for this approval, where a signed-in approver
+        /// answers it (`server.public_url`, else the address the daemon
+        /// listens on); absent where the store has no console.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        console_url: Option<String>,
+    },
+    /// A human answered, and this request consumed the answer: no other
+    /// request gets it (the next identical call is asked again).
+    Answered {
+        /// The answer: the call runs only if it is listed `run` with the very
+        /// arguments asked about.
+        resolution: Box<Resolution>,
+    },
+    /// Judged again when filed, the call did not wait: a standing grant lets
+    /// it run, or nobody can be asked (a deny).
+    Judged {
+        /// The call's outcome.
+        call: Box<CallOutcome>,
+    },
+}
+
+/// `POST /v1/mcp/asks/attest`: an MCP client's own answer to a pending MCP
+/// ask, given through an elicitation `warden mcp` sent it mid-call.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct McpAttestation {
+    /// The pending approval the elicitation asked about.
+    pub approval_id: String,
+    /// The call it was asked for: the approval must be this call's (same
+    /// tool, same canonical arguments, same principal).
+    pub call: crate::request::ToolCall,
+    /// Whether the client accepted and approved (false: declined, cancelled,
+    /// or accepted without approving).
+    pub approve: bool,
 }
 
 /// `GET /v1/threads/{thread_id}/approvals`: a thread's approvals.

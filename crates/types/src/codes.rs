@@ -105,6 +105,8 @@ pub const PRIVILEGE_ESCALATION: &str = "triage.privilege_escalation";
 pub const OBFUSCATION: &str = "triage.obfuscation";
 /// The command serves a shell over a socket.
 pub const SOCKET_SHELL: &str = "triage.socket_shell";
+/// The command prints a credential a tool keeps (`gh auth token`).
+pub const CREDENTIAL_ACCESS: &str = "triage.credential_access";
 /// The risk classifier rated the call high.
 pub const CLASSIFIER_HIGH: &str = "triage.classifier_high_risk";
 /// The risk classifier failed.

@@ -272,6 +272,7 @@ impl ApprovalError {
             ApprovalError::ApproverRequired { .. }
             | ApprovalError::ReviewerMismatch { .. }
             | ApprovalError::ReviewerNotGranted { .. } => 403,
+            ApprovalError::Store(StoreError::Unavailable { .. }) => 503,
             ApprovalError::Store(_) => 500,
         }
     }
@@ -293,6 +294,7 @@ impl ApprovalError {
             ApprovalError::ApproverRequired { .. } => "approver_required",
             ApprovalError::ReviewerMismatch { .. } => "reviewer_mismatch",
             ApprovalError::ReviewerNotGranted { .. } => "reviewer_not_granted",
+            ApprovalError::Store(StoreError::Unavailable { .. }) => "store_unavailable",
             ApprovalError::Store(_) => "store_error",
         }
     }
@@ -383,6 +385,14 @@ pub enum StoreError {
     #[error("approval store: busy (another process holds its lock): {message}")]
     Busy {
         /// The database's message.
+        message: String,
+    },
+    /// The store's database cannot be reached (down, restarting, or every
+    /// pooled connection busy past the wait); nothing was changed by this
+    /// call, and a later one may succeed.
+    #[error("approval store unavailable: {message}")]
+    Unavailable {
+        /// Why, as the database client said.
         message: String,
     },
     /// A stored approval's body does not parse.

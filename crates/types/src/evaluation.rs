@@ -27,8 +27,19 @@ pub struct Evaluation {
     pub metadata: Map<String, Value>,
     /// The stage whose opinion decided: `provider:<name>`, ...
     pub decided_by: Option<String>,
+    /// What decided, by name: the stage, the rule with its file and line, the
+    /// provider's name, version and digest, the passport. Absent from older
+    /// daemons and where nothing decided (an allow no stage spoke for).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<crate::cause::Cause>,
     /// The interaction mode the call was judged under.
     pub interaction_mode: InteractionMode,
+    /// Whether a human could be asked about this call, as the pipeline
+    /// applied it: an interactive run whose harness cannot resume, or a
+    /// subagent, is `never` though its mode is `interactive`. Absent where the
+    /// call was refused before its context was read, and from older daemons.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reach: Option<HumanReach>,
     /// What every stage that ran said, in order.
     pub stages: Vec<StageReport>,
     /// The signed decision record, when the configuration names a signing key.
@@ -94,6 +105,31 @@ pub enum Risk {
     Low,
     /// The call deserves a human's eye (triage asks).
     High,
+}
+
+/// Whether a human could be asked about a call, as the pipeline applied it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum HumanReach {
+    /// A human can be asked: an ask pauses the call for approval.
+    Pause,
+    /// Nobody is there by the run's nature (its mode, or where it started):
+    /// an ask is a deny, a listed tool follows `hitl_approval.non_interactive`.
+    Unattended,
+    /// A subagent, or a harness that cannot pause and resume: never asked.
+    Never,
+}
+
+impl HumanReach {
+    /// The reach as the log and the API spell it (`pause`, `unattended`, `never`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HumanReach::Pause => "pause",
+            HumanReach::Unattended => "unattended",
+            HumanReach::Never => "never",
+        }
+    }
 }
 
 /// How a run interacts with humans.

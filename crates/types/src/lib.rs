@@ -15,6 +15,7 @@ pub mod approval;
 pub mod call_formats;
 pub mod call_listing;
 pub mod caller;
+pub mod cause;
 pub mod codes;
 pub mod decision;
 pub mod error;
@@ -25,11 +26,13 @@ pub mod resolved;
 pub mod strict_json;
 pub mod surfaces;
 pub mod text;
+pub mod tools;
 
 pub use caller::{Asserts, Attribution, Caller};
+pub use cause::{Cause, ProviderRef, RuleRef, SourcePosition};
 pub use decision::{Decision, OnError, Reason, Verdict};
 pub use error::{ApprovalError, ErrorBody, ErrorDetail, Mismatch, PendingRequest, StoreError};
 pub use evaluation::{
-    ClassifierReport, DecisionRecord, Evaluation, InteractionMode, Risk, StageReport,
+    ClassifierReport, DecisionRecord, Evaluation, HumanReach, InteractionMode, Risk, StageReport,
 };
 pub use request::{CallContext, RequestError, ToolCall};

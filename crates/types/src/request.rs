@@ -106,6 +106,17 @@ pub struct CallContext {
     /// `extension`, `mcp_notification`); see `warden_policy::origin::RunOrigin`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_origin: Option<String>,
+    /// The MCP server a gateway (`warden mcp`) judged the call for: logged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_server: Option<String>,
+    /// What the MCP client claims to be (its `clientInfo`, `name/version`):
+    /// logged as a claim, never authority; no policy reads it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_client: Option<String>,
+    /// The W3C trace context (`traceparent`) of the request that carried the
+    /// call: logged, so the decision joins the caller's trace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traceparent: Option<String>,
 }
 
 /// Why a request was refused.
@@ -294,6 +305,9 @@ impl CallContext {
             ("context.interaction_mode", &self.interaction_mode),
             ("context.channel_name", &self.channel_name),
             ("context.run_origin", &self.run_origin),
+            ("context.mcp_server", &self.mcp_server),
+            ("context.mcp_client", &self.mcp_client),
+            ("context.traceparent", &self.traceparent),
         ];
         for (field, value) in ids {
             if let Some(value) = value {

@@ -15,9 +15,11 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use warden_policy::permissions::{PermissionEngine, PermissionsConfig};
+use warden_policy::rules::RuleSources;
 use warden_policy::triage::TriageConfig;
 use warden_runtime::input_file::{self, InputKind};
-pub use warden_runtime::spec::{InstanceMode, Limits, ProviderSpec, Role};
+use warden_runtime::source_map::SourceMap;
+pub use warden_runtime::spec::{InstanceMode, Limits, Mode, ProviderSpec, Role};
 pub use warden_types::OnError;
 
 mod others;
@@ -26,6 +28,7 @@ pub use crate::approval_list::config::{
     DEFAULT_MAX_PENDING, Entry, HitlApproval, NonInteractive, NotifyHook, STORE_KEYS,
     parse_duration,
 };
+pub use crate::client_attested::{Attested, ClientAttested, McpConfig};
 
 /// The embedded default configuration: the shipped providers on sensible settings.
 pub const DEFAULT_CONFIG: &str = include_str!("../../../examples/warden.yaml");
@@ -57,6 +60,9 @@ pub struct Config {
     /// the section's [`STORE_KEYS`] are the approval store's, skipped here.
     #[serde(default, deserialize_with = "without_store_keys")]
     pub hitl_approval: HitlApproval,
+    /// How `warden mcp` may ask an MCP client (`mcp.client_attested`).
+    #[serde(default)]
+    pub mcp: McpConfig,
     /// The native permission engine. Absent: `full_auto` with no rules (the
     /// sensitive paths and the checks on hidden characters and opaque shell
     /// commands still apply).
@@ -74,12 +80,20 @@ pub struct Config {
     /// Sign every decision with this key (see `warden keygen`). Absent: no records.
     #[serde(default)]
     pub signing: Option<SigningConfig>,
+    /// A whole candidate configuration judged beside this one, never in the
+    /// answer, until a time (`shadow:`); see [`ShadowConfig`].
+    #[serde(default)]
+    pub shadow: Option<ShadowConfig>,
     /// Where relative paths in this file are resolved: the file's directory.
     #[serde(skip)]
     pub base_dir: PathBuf,
     /// The file this was read from, for messages (`<embedded>` for the default).
     #[serde(skip)]
     pub source: String,
+    /// The SHA-256 (hex) of the text this was parsed from: for a file, of its
+    /// bytes, as a reload reports it. Every decision log line names it.
+    #[serde(skip)]
+    pub sha256: Option<String>,
     /// Extra regular expressions whose matches are replaced by `[REDACTED]`
     /// in reason messages when they are made, after the built-in ones. Not a
     /// section of the library's: the file spells it `decision_log.redact`, in
@@ -88,6 +102,16 @@ pub struct Config {
     /// `warden serve`).
     #[serde(skip)]
     pub redact: Vec<String>,
+    /// The `decision_log:` section, as [`Config::parse`] reads it for an
+    /// embedder: the library writes it only when asked
+    /// ([`crate::Warden::log_decisions`]); the daemon reads its own.
+    #[serde(skip)]
+    pub decision_log: warden_log::DecisionLogConfig,
+    /// Why `decision_log:` could not be read whole, where only its `redact`
+    /// could (deprecated: a warning now, an error from the next minor
+    /// version); [`crate::Warden::log_decisions`] refuses such a section.
+    #[serde(skip)]
+    pub decision_log_refused: Option<String>,
 }
 
 /// Reads `hitl_approval:`, skipping the approval store's keys.
@@ -115,6 +139,42 @@ pub struct SigningConfig {
 
 fn default_expires_in() -> u64 {
     300
+}
+
+/// `shadow:`: a candidate configuration (its native core and its providers)
+/// loaded and gated like a live set, judging a sample of the calls after
+/// their answer, on the shadow queue, until `until`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShadowConfig {
+    /// The candidate's file, relative to this one. Its library sections are
+    /// read; the faces' (`server:`, `decision_log:`) and `data_dir` are the
+    /// live file's.
+    pub config: PathBuf,
+    /// When the shadow stops judging (RFC 3339, e.g. `2026-12-24T18:00:00Z`).
+    #[serde(deserialize_with = "rfc3339")]
+    pub until: time::OffsetDateTime,
+    /// The share of the calls judged, 0.0 to 1.0 (default 1.0: every call).
+    #[serde(default = "every_call")]
+    pub sample: f64,
+}
+
+fn every_call() -> f64 {
+    1.0
+}
+
+/// An RFC 3339 time, refused with what was given and an example.
+fn rfc3339<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<time::OffsetDateTime, D::Error> {
+    let text = String::deserialize(deserializer)?;
+    time::OffsetDateTime::parse(&text, &time::format_description::well_known::Rfc3339).map_err(
+        |err| {
+            serde::de::Error::custom(format!(
+                "'{text}' is not an RFC 3339 time such as 2026-12-24T18:00:00Z ({err})"
+            ))
+        },
+    )
 }
 
 /// The `guardrails:` block, close to DeerFlow's.
@@ -223,14 +283,28 @@ impl Config {
     }
 
     /// Parses and validates configuration text as an embedder reads the
-    /// shared file: the library's sections, and `decision_log.redact` for
-    /// [`Config::redact`]; the faces' sections ([`FACE_SECTIONS`]) are left
-    /// to their owners. `file` names the text in errors and `base_dir`
+    /// shared file: the library's sections, and `decision_log:` (for
+    /// [`Config::redact`] and [`Config::decision_log`]); `server:` is left
+    /// to the daemon. `file` names the text in errors and `base_dir`
     /// anchors its relative paths.
     pub fn parse(text: &str, file: &str, base_dir: PathBuf) -> Result<Config, ConfigError> {
         let mut config = Config::parse_own(text, file, base_dir, FACE_SECTIONS)?;
-        let redaction: RedactionOnly = parse_yaml(text, file)?;
-        config.redact = redaction.decision_log.redact;
+        match parse_yaml::<DecisionLogSection>(text, file) {
+            Ok(section) => config.decision_log = section.decision_log,
+            // The library used to read only `decision_log.redact`: a section
+            // the daemon would refuse still loads, for one minor version,
+            // with a warning; only writing the log is refused.
+            Err(err) => {
+                let redaction: RedactionOnly = parse_yaml(text, file)?;
+                tracing::warn!(
+                    "{err}: the library will refuse this from the next minor version; \
+                     decision_log is not written from this file"
+                );
+                config.decision_log.redact = redaction.decision_log.redact;
+                config.decision_log_refused = Some(err.to_string());
+            }
+        }
+        config.redact = config.decision_log.redact.clone();
         Ok(config)
     }
 
@@ -254,8 +328,39 @@ impl Config {
         })?;
         config.base_dir = base_dir;
         config.source = file.to_string();
+        config.place_rules(text);
+        config.sha256 = Some(text_sha256(text));
         config.validate()?;
         Ok(config)
+    }
+
+    /// Gives the permission rules and the providers' configurations their
+    /// places in the file (line by JSON pointer; see
+    /// [`warden_runtime::source_map`]), for the rule a decision names.
+    fn place_rules(&mut self, text: &str) {
+        let has_rules = self
+            .permissions
+            .as_ref()
+            .is_some_and(|p| !(p.allow.is_empty() && p.ask.is_empty() && p.deny.is_empty()));
+        if !has_rules && self.guardrails.providers.is_empty() {
+            return;
+        }
+        let map = SourceMap::of_yaml(text, &self.source);
+        if let Some(permissions) = &mut self.permissions {
+            let list = |name: &str, len: usize| {
+                (0..len)
+                    .map(|i| map.get(&format!("/permissions/{name}/{i}")))
+                    .collect()
+            };
+            permissions.sources = RuleSources {
+                deny: list("deny", permissions.deny.len()),
+                ask: list("ask", permissions.ask.len()),
+                allow: list("allow", permissions.allow.len()),
+            };
+        }
+        for (i, provider) in self.guardrails.providers.iter_mut().enumerate() {
+            provider.config_sources = map.subtree(&format!("/guardrails/providers/{i}/config"));
+        }
     }
 
     /// Puts the data directory at `dir` (the command line's `--data-dir`,
@@ -367,6 +472,30 @@ impl Config {
                     ));
                 }
             }
+            if p.role == Role::Classifier && p.on_error == Some(OnError::Allow) {
+                // Triage fails closed (DeepCode #245): a classifier that cannot
+                // answer never leaves an allow standing.
+                return Err(self.invalid(
+                    at("on_error"),
+                    "a classifier's failure never allows: use `ask` (the default; a deny where \
+                     nobody can be asked) or `deny`",
+                ));
+            }
+            if p.vectors.is_some() && p.role == Role::Classifier {
+                // A classifier gives a risk, not a verdict: nothing to check.
+                return Err(self.invalid(
+                    at("vectors"),
+                    "applies to guardrail providers only (a classifier gives no verdict)",
+                ));
+            }
+            if p.mode == Mode::Shadow && p.role == Role::Classifier {
+                // Triage consults the one classifier; a second opinion on risk
+                // has no verdict of its own to compare.
+                return Err(self.invalid(
+                    at("mode"),
+                    "shadow applies to guardrail providers only, not to a classifier",
+                ));
+            }
             p.limits.check().map_err(|(field, message)| {
                 self.invalid(at(&format!("limits.{field}")), message)
             })?;
@@ -374,6 +503,30 @@ impl Config {
         self.hitl_approval
             .check()
             .map_err(|(key, message)| self.invalid(format!("hitl_approval.{key}"), message))?;
+        self.mcp
+            .check()
+            .map_err(|(key, message)| self.invalid(format!("mcp.{key}"), message))?;
+        if let Some(shadow) = &self.shadow {
+            if !(0.0..=1.0).contains(&shadow.sample) {
+                return Err(self.invalid(
+                    "shadow.sample".into(),
+                    format!("{} is outside 0.0-1.0", shadow.sample),
+                ));
+            }
+            if let Some(i) = self
+                .guardrails
+                .providers
+                .iter()
+                .position(|p| p.mode == Mode::Shadow)
+            {
+                // The log line and the counters record one shadow judgment a call.
+                return Err(self.invalid(
+                    format!("guardrails.providers[{i}].mode"),
+                    "a set with a shadow configuration (`shadow:`) cannot also have shadow \
+                     providers: put the provider in the candidate instead",
+                ));
+            }
+        }
         Ok(())
     }
 }
@@ -398,14 +551,13 @@ impl ConfigFile {
     /// ([`warden_runtime::input_file`]); an error (unreadable, not a regular
     /// file, too large, not UTF-8) names it.
     pub fn read(path: &Path) -> Result<ConfigFile, ConfigError> {
-        use sha2::{Digest, Sha256};
         let text = input_file::read_to_string(path, InputKind::Config).map_err(|source| {
             ConfigError::Read {
                 path: path.display().to_string(),
                 source,
             }
         })?;
-        let sha256 = hex::encode(Sha256::digest(text.as_bytes()));
+        let sha256 = text_sha256(&text);
         Ok(ConfigFile {
             text,
             name: path.display().to_string(),
@@ -418,6 +570,12 @@ impl ConfigFile {
     }
 }
 
+/// The SHA-256 of configuration text, in hex: a file's digest.
+fn text_sha256(text: &str) -> String {
+    use sha2::{Digest, Sha256};
+    hex::encode(Sha256::digest(text.as_bytes()))
+}
+
 /// Reads configuration text as `T`: the sections a layer above the library
 /// owns (the daemon's `server:`) are read from the same text this way, with
 /// errors that name the file, the key's path and the line.
@@ -428,8 +586,16 @@ pub fn parse_yaml<T: serde::de::DeserializeOwned>(
     parse_yaml_with(text, file, |deserializer| T::deserialize(deserializer))
 }
 
-/// What the library reads of the decision log's section: the patterns it
-/// redacts reasons with. The rest of `decision_log:` is the decision log's.
+/// The decision log's section, read whole: the library redacts reasons with
+/// its patterns, and writes the log itself where the embedder asks.
+#[derive(Default, Deserialize)]
+struct DecisionLogSection {
+    #[serde(default)]
+    decision_log: warden_log::DecisionLogConfig,
+}
+
+/// What the library read of the section before it read it whole: the
+/// patterns (deprecated fallback, see [`Config::parse`]).
 #[derive(Default, Deserialize)]
 struct RedactionOnly {
     #[serde(default)]
@@ -521,6 +687,27 @@ mod tests {
     }
 
     #[test]
+    fn the_decision_log_section_is_read_whole_with_the_texts_digest() {
+        let text = "decision_log:\n  checkpoint_every: 7\n  redact: [\"acme-[0-9]+\"]\n";
+        let config = parse(text).unwrap();
+        assert_eq!(config.decision_log.checkpoint_every, 7);
+        assert_eq!(config.redact, ["acme-[0-9]+"]);
+        assert!(config.decision_log_refused.is_none());
+        let digest = config.sha256.unwrap();
+        assert_eq!(digest, text_sha256(text));
+        assert_eq!(digest.len(), 64);
+    }
+
+    #[test]
+    fn a_decision_log_section_the_daemon_refuses_still_loads_its_redact_patterns() {
+        let config =
+            parse("decision_log:\n  redact: [\"acme-[0-9]+\"]\n  no_such_key: 1\n").unwrap();
+        assert_eq!(config.redact, ["acme-[0-9]+"]);
+        let refused = config.decision_log_refused.unwrap();
+        assert!(refused.contains("no_such_key"), "{refused}");
+    }
+
+    #[test]
     fn an_empty_file_is_the_defaults() {
         let config = parse("{}").unwrap();
         assert!(config.guardrails.enabled && config.guardrails.fail_closed);
@@ -546,8 +733,8 @@ mod tests {
         assert_eq!(
             err,
             "test.yaml: gaurdrails: unknown field `gaurdrails`, expected one of `guardrails`, \
-             `hitl_approval`, `permissions`, `triage`, `data_dir`, `signing`, `server`, \
-             `decision_log` (line 2, column 1)"
+             `hitl_approval`, `mcp`, `permissions`, `triage`, `data_dir`, `signing`, `shadow`, \
+             `server`, `decision_log` (line 2, column 1)"
         );
     }
 
@@ -664,6 +851,34 @@ mod tests {
                 .unwrap_err()
                 .to_string();
         assert!(err.contains("providers[0].on_error"), "{err}");
+    }
+
+    #[test]
+    fn vectors_on_a_classifier_are_refused() {
+        let err = parse(
+            "guardrails:\n  providers:\n    - {name: c, wasm: c.wasm, role: classifier, vectors: v.jsonl}\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("providers[0].vectors"), "{err}");
+    }
+
+    #[test]
+    fn a_shadow_classifier_is_refused() {
+        let err = parse(
+            "guardrails:\n  providers:\n    - {name: c, wasm: c.wasm, role: classifier, mode: shadow}\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("providers[0].mode"), "{err}");
+    }
+
+    #[test]
+    fn an_unknown_mode_is_refused_naming_it() {
+        let err = parse("guardrails:\n  providers:\n    - {name: a, wasm: a.wasm, mode: dry}\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("providers[0].mode"), "{err}");
     }
 
     /// Properties over generated files (proptest): whatever the order of the

@@ -45,4 +45,22 @@ pub enum Error {
         /// Why.
         source: std::io::Error,
     },
+    /// The shadow configuration's candidate (`shadow.config`) could not be
+    /// loaded or configured: the source names the provider or the key.
+    #[error("shadow configuration {path}: {source}")]
+    Shadow {
+        /// The candidate's file.
+        path: String,
+        /// Why.
+        source: Box<Error>,
+    },
+    /// [`crate::Warden::promote`] found no shadow configuration to make live.
+    #[error("nothing to promote: {message}")]
+    NoShadow {
+        /// Why (none configured, or it ended).
+        message: String,
+    },
+    /// [`crate::Warden::rollback`] found no set to go back to.
+    #[error("nothing to roll back: no promotion since the live set was loaded")]
+    NothingToRollBack,
 }

@@ -45,12 +45,19 @@
 
 mod approval_list;
 mod builtin;
+pub mod bundle;
+mod candidate;
+pub mod client_attested;
 mod combine;
 pub mod config;
 mod data_dir;
+pub mod decision_log;
 mod error;
+mod gate;
+mod guest_call;
 mod pipeline;
 mod registry;
+pub mod shadow;
 pub mod signing;
 pub mod vectors;
 
@@ -58,16 +65,17 @@ pub use approval_list::{ApprovalList, Listed};
 pub use builtin::BUILTINS;
 pub use config::{Config, ConfigError};
 pub use error::Error;
-pub use pipeline::{APPROVAL_STAGE, INTAKE_STAGE, Warden};
+pub use pipeline::{APPROVAL_STAGE, INTAKE_STAGE, PERMISSIONS_STAGE, Warden};
 #[allow(deprecated)]
 pub use pipeline::{evaluate, evaluate_alone};
 pub use registry::{ProviderSet, Snapshot};
+pub use shadow::{Shadow, ShadowCounts, ShadowJudgment, ShadowOutcome};
 pub use warden_runtime::engine::{EngineError, EngineOptions};
 pub use warden_runtime::provider::{FailureKind, LoadError, ProviderFailure};
 pub use warden_types::admin::{Health, ProviderList, ReloadReport};
 pub use warden_types::{
-    CallContext, Caller, Decision, Evaluation, InteractionMode, Reason, RequestError, StageReport,
-    ToolCall, Verdict, codes,
+    CallContext, Caller, Cause, Decision, Evaluation, InteractionMode, ProviderRef, Reason,
+    RequestError, RuleRef, SourcePosition, StageReport, ToolCall, Verdict, codes,
 };
 
 /// Builds the process-wide WebAssembly engine with `options` (the pooling

@@ -4,19 +4,22 @@
 //! turn an ask that no human can answer into a deny, and report what every
 //! stage said.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Instant, SystemTime};
 
+use arc_swap::ArcSwap;
 use serde_json::Map;
+use warden_log::{ArgumentPolicy, DecisionLog, Generation, Generations};
 use warden_policy::interaction::{InteractionMode, RunInteractionPolicy};
 use warden_policy::origin::{Reach, RunOrigin};
 use warden_policy::trust::{self, Admitted};
-use warden_runtime::provider::{GuestCall, GuestInteractionMode, Provider};
+use warden_runtime::provider::{GuestCall, Provider};
 use warden_types::Caller;
 use warden_types::ClassifierReport;
 use warden_types::admin::{
     Health, Limits, PoolUsage, ProviderDigest, ProviderList, ProviderStatus, ReloadReport,
 };
+use warden_types::cause::{Cause, ProviderRef, RuleRef};
 use warden_types::decision::{Decision, Reason, Verdict};
 
 use crate::combine::{StageOpinion, combine};
@@ -26,9 +29,11 @@ use warden_types::codes::{ASK_UNAVAILABLE, CLARIFICATION_UNAVAILABLE, CONTEXT_KE
 use warden_types::{Evaluation, StageReport};
 
 use crate::approval_list::Listed;
-use crate::config::Config;
+use crate::config::{Config, ConfigFile};
 use crate::error::Error;
+use crate::guest_call::provider_call;
 use crate::registry::{ProviderSet, Registry, Snapshot};
+use crate::shadow::{Shadow, ShadowCounts, ShadowJudgment, ShadowQueue};
 use crate::signing::RecordFacts;
 
 /// The stage name of the approval list in `decided_by` and the stage reports.
@@ -42,6 +47,37 @@ pub struct Warden {
     registry: Registry,
     /// Reloads run one at a time.
     reloading: Mutex<()>,
+    /// The shadow judgments' queue and thread, started with the first.
+    shadows: OnceLock<ShadowQueue>,
+    /// The set a promotion replaced, for [`Warden::rollback`]; a reload
+    /// forgets it.
+    previous: Mutex<Option<Arc<Snapshot>>>,
+    /// What the recent generations were loaded from, each recorded before it
+    /// serves: a decision's log line names its own generation's.
+    generations: ArcSwap<Generations>,
+    /// The decision log the library writes, once the embedder asks for it.
+    log: OnceLock<DecisionLog>,
+}
+
+/// What one live provider said on a call, kept so that the call's shadow
+/// judgment reuses it instead of asking the provider again.
+#[derive(Clone, Debug)]
+pub(crate) struct ProviderOpinion {
+    decision: Decision,
+    fuel_used: Option<u64>,
+    error_detail: Option<&'static str>,
+}
+
+/// Which providers a judgment runs through.
+#[derive(Clone, Copy)]
+enum Chain<'a> {
+    /// The live providers, each asked.
+    Live,
+    /// The live and the shadow providers in their configured order, as if
+    /// all were live: the live ones' opinions taken from the live judgment
+    /// of the same call (the chain stops at the first deny, so every live
+    /// provider it reaches gave one), the shadow ones asked.
+    Shadowed(&'a [ProviderOpinion]),
 }
 
 /// What a stage adds to its report beyond its decision.
@@ -59,10 +95,21 @@ impl Warden {
     /// provider failure, and [`Snapshot::unhealthy`] names it); use
     /// [`Warden::new_healthy`] to refuse it, as the daemon does.
     pub fn new(config: &Config) -> Result<Warden, Error> {
-        Ok(Warden {
-            registry: Registry::new(Snapshot::load(config)?),
+        Ok(Warden::serving(Snapshot::load(config)?, config))
+    }
+
+    /// A Warden serving `snapshot`, loaded from `config`.
+    fn serving(snapshot: Snapshot, config: &Config) -> Warden {
+        let generations =
+            Generations::default().with(snapshot.generation(), loaded_from(config, None));
+        Warden {
+            registry: Registry::new(snapshot),
             reloading: Mutex::new(()),
-        })
+            shadows: OnceLock::new(),
+            previous: Mutex::new(None),
+            generations: ArcSwap::from_pointee(generations),
+            log: OnceLock::new(),
+        }
     }
 
     /// As [`Warden::new`], refusing a provider set with a provider that could
@@ -71,10 +118,7 @@ impl Warden {
     pub fn new_healthy(config: &Config) -> Result<Warden, Error> {
         let snapshot = Snapshot::load(config)?;
         snapshot.check_healthy()?;
-        Ok(Warden {
-            registry: Registry::new(snapshot),
-            reloading: Mutex::new(()),
-        })
+        Ok(Warden::serving(snapshot, config))
     }
 
     /// Judges one tool call, with every check a lone call gets, as the daemon's
@@ -104,7 +148,113 @@ impl Warden {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn evaluate(&self, call: &ToolCall, caller: Caller) -> Result<Evaluation, RequestError> {
-        judge(&self.registry.current(), call, caller, Alone::Yes)
+        self.evaluate_shadowed(call, caller)
+            .map(|(evaluation, _)| evaluation)
+    }
+
+    /// As [`Warden::evaluate`], with the call's shadow judgment when the
+    /// live set has providers with `mode: shadow`, or a shadow configuration
+    /// (`shadow:`) that has not ended and has this call in its sample (the
+    /// whole candidate judges the call then): it is queued once the
+    /// answer is decided (or shed at once when the queue is full), runs on
+    /// the shadow thread, and never changes the answer. Say what to do with
+    /// its outcome with [`Shadow::then`] (the daemon writes the call's log
+    /// line then); a dropped handle still counts it ([`Warden::shadow_counts`]).
+    pub fn evaluate_shadowed(
+        &self,
+        call: &ToolCall,
+        caller: Caller,
+    ) -> Result<(Evaluation, Option<Shadow>), RequestError> {
+        let snapshot = self.registry.current();
+        let (evaluation, opinions) = judge(&snapshot, call, caller, Alone::Yes, Chain::Live)?;
+        if let Some(log) = self.log.get() {
+            let known = self.generations.load();
+            let generation = known.get(evaluation.generation);
+            crate::decision_log::record(log, &snapshot, generation, call, &evaluation, caller);
+        }
+        // A call refused at intake reached no provider: nothing to compare.
+        if evaluation.decided_by.as_deref() == Some(INTAKE_STAGE) {
+            return Ok((evaluation, None));
+        }
+        let job: crate::shadow::Judge = if let Some(set) = snapshot.shadowing.current() {
+            // A shadow configuration: the whole candidate judges the call.
+            if !set.sampled() {
+                return Ok((evaluation, None));
+            }
+            let (call, live) = (call.clone(), evaluation.clone());
+            Box::new(move || {
+                let (shadow, _) =
+                    judge(&set.snapshot, &call, caller, Alone::Yes, Chain::Live).ok()?;
+                Some(crate::shadow::judgment(&live, shadow))
+            })
+        } else if !snapshot.providers.shadows().is_empty() && snapshot.guardrails.enabled {
+            let (call, live) = (call.clone(), evaluation.clone());
+            Box::new(move || judge_shadow(&snapshot, &call, caller, &live, &opinions))
+        } else {
+            return Ok((evaluation, None));
+        };
+        let queue = self.shadows.get_or_init(ShadowQueue::start);
+        Ok((evaluation, Some(queue.submit(job))))
+    }
+
+    /// Writes every call judged through [`Warden::evaluate`] (the approval
+    /// gate's `evaluate` and the Python module's go through it; the gate's
+    /// model responses and resumes do not, yet) to the decision log that `config`'s `decision_log:` section describes, in its
+    /// data directory: the daemon's writer and lines (hash chain, signed
+    /// checkpoints, rotation), which `warden log verify` checks. Each line
+    /// names its caller's attribution, the generation's configuration digest
+    /// and the node (the host name; [`DecisionLog::set_node_name`] through
+    /// [`Warden::decision_log`] to change it). A disabled section
+    /// (`enabled: false`) writes nothing. Once per Warden: a second call is
+    /// refused.
+    ///
+    /// ```
+    /// use warden::{Caller, Config, ToolCall, Warden};
+    /// # let dir = tempfile::tempdir()?;
+    /// let mut config = Config::embedded();
+    /// config.set_data_dir(dir.path());
+    /// let warden = Warden::new(&config)?;
+    /// warden.log_decisions(&config)?;
+    /// warden.evaluate(&ToolCall::new("read_file", serde_json::json!({"path": "a.txt"})), Caller::Agent)?;
+    /// let log = warden.decision_log().unwrap();
+    /// log.flush();
+    /// assert!(log.path().unwrap().ends_with("decisions.jsonl"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn log_decisions(&self, config: &Config) -> Result<(), Error> {
+        let log = crate::decision_log::open(config)?;
+        self.log.set(log).map_err(|_| Error::Policy {
+            message: "this Warden already writes a decision log".into(),
+        })
+    }
+
+    /// The decision log this Warden writes, once [`Warden::log_decisions`]
+    /// opened it.
+    pub fn decision_log(&self) -> Option<&DecisionLog> {
+        self.log.get()
+    }
+
+    /// Waits until every shadow judgment queued so far is judged or shed and
+    /// its outcome handed on (the daemon's held log lines written), for at
+    /// most the longest that can take: [`crate::shadow::MAX_QUEUE_WAIT`] and
+    /// one judgment's worst case. Whether they all were. For a shutdown.
+    pub fn settle_shadows(&self) -> bool {
+        let Some(queue) = self.shadows.get() else {
+            return true;
+        };
+        let snapshot = self.registry.current();
+        let bound =
+            crate::shadow::MAX_QUEUE_WAIT + snapshot.worst_case() + snapshot.shadow_worst_case();
+        queue.settle(bound)
+    }
+
+    /// How many shadow judgments were made, shed, and differed from the live
+    /// answer (by transition), since this Warden started.
+    pub fn shadow_counts(&self) -> ShadowCounts {
+        self.shadows
+            .get()
+            .map(ShadowQueue::counts)
+            .unwrap_or_default()
     }
 
     /// The same as [`Warden::evaluate`], which now applies the approval list
@@ -138,20 +288,94 @@ impl Warden {
     pub fn reload(&self, config: &Config, config_sha256: &str) -> Result<ReloadReport, Error> {
         let _one_at_a_time = self.reloading.lock().unwrap_or_else(|e| e.into_inner());
         let started = Instant::now();
-        let next = Snapshot::load(config)?;
+        let next = Arc::new(Snapshot::load(config)?);
         next.check_healthy()?;
-        let providers = digests(&next.providers);
         let generation = next.providers.generation();
-        let previous = self.registry.swap(next);
-        Ok(ReloadReport {
-            generation,
-            previous_generation: previous.providers.generation(),
-            providers,
-            previous_providers: digests(&previous.providers),
-            config_sha256: config_sha256.to_string(),
-            duration_ms: (started.elapsed().as_secs_f64() * 1e6).round() / 1e3,
-            warnings: Vec::new(),
-        })
+        // The library's log takes the new argument policy with the set.
+        let arguments =
+            match self.log.get() {
+                Some(_) => Some(ArgumentPolicy::new(&config.decision_log).map_err(|err| {
+                    Error::Policy {
+                        message: format!("{}: decision_log: {err}", config.source),
+                    }
+                })?),
+                None => None,
+            };
+        let facts = loaded_from(config, Some(config_sha256));
+        self.generations
+            .rcu(|known| known.with(generation, facts.clone()));
+        let previous = self.registry.swap(next.clone());
+        // What a promotion replaced is no longer one step back.
+        *self.previous.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        if let (Some(log), Some(arguments)) = (self.log.get(), arguments) {
+            log.set_policy(arguments);
+        }
+        Ok(swap_report(&next, &previous, config_sha256, started))
+    }
+
+    /// Makes the live set's shadow configuration (`shadow:`) live, in the
+    /// one atomic swap a reload makes: the candidate already loaded, gated
+    /// and configured (and warm) is what serves next, with nothing loaded
+    /// again. The set it replaces is kept for [`Warden::rollback`]. Refused
+    /// ([`Error::NoShadow`]) when there is no shadow configuration or it
+    /// ended. The answer's `config_sha256` is the candidate file's; the
+    /// file as it was read comes with it, for a face that records the
+    /// promotion.
+    pub fn promote(&self) -> Result<(ReloadReport, ConfigFile), Error> {
+        let _one_at_a_time = self.reloading.lock().unwrap_or_else(|e| e.into_inner());
+        let started = Instant::now();
+        let current = self.registry.current();
+        let set = current.shadowing.current().ok_or_else(|| Error::NoShadow {
+            message: current.shadowing.absent(),
+        })?;
+        let facts = Generation {
+            config_sha256: Some(set.file.sha256.clone()),
+            passport: set.passport.clone(),
+        };
+        self.generations
+            .rcu(|known| known.with(set.snapshot.providers.generation(), facts.clone()));
+        let previous = self.registry.swap(set.snapshot.clone());
+        let report = swap_report(&set.snapshot, &previous, &set.file.sha256, started);
+        *self.previous.lock().unwrap_or_else(|e| e.into_inner()) = Some(previous);
+        Ok((report, set.file.clone()))
+    }
+
+    /// Makes the set the last promotion replaced live again, in one atomic
+    /// swap; refused ([`Error::NothingToRollBack`]) when there was no
+    /// promotion since the last load or reload. The answer's `config_sha256`
+    /// is empty: the set restored is the one loaded before.
+    pub fn rollback(&self) -> Result<ReloadReport, Error> {
+        let _one_at_a_time = self.reloading.lock().unwrap_or_else(|e| e.into_inner());
+        let started = Instant::now();
+        let restored = self
+            .previous
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .ok_or(Error::NothingToRollBack)?;
+        let replaced = self.registry.swap(restored.clone());
+        Ok(swap_report(&restored, &replaced, "", started))
+    }
+
+    /// The file of the live set's shadow configuration, as it was read: what
+    /// [`Warden::promote`] would make live now; [`Error::NoShadow`] when
+    /// there is none or it ended.
+    pub fn shadow_candidate(&self) -> Result<ConfigFile, Error> {
+        let current = self.registry.current();
+        match current.shadowing.current() {
+            Some(set) => Ok(set.file.clone()),
+            None => Err(Error::NoShadow {
+                message: current.shadowing.absent(),
+            }),
+        }
+    }
+
+    /// Whether [`Warden::rollback`] has a set to go back to.
+    pub fn can_roll_back(&self) -> bool {
+        self.previous
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
     }
 
     /// The live provider set, as `GET /v1/admin/providers` lists it.
@@ -163,6 +387,8 @@ impl Warden {
             loaded_at: rfc3339(set.loaded_at()),
             enabled: snapshot.guardrails.enabled,
             providers: set.providers().iter().map(provider_status).collect(),
+            config_sha256: self.config_sha256_of(set.generation()),
+            node_name: None,
         }
     }
 
@@ -173,12 +399,55 @@ impl Warden {
             status: "ok".to_string(),
             generation: snapshot.providers.generation(),
             providers: snapshot.providers.providers().len() as u64,
+            config_sha256: self.config_sha256_of(snapshot.providers.generation()),
+            node_name: None,
         }
+    }
+
+    /// What `generation` was loaded from (the configuration's SHA-256, the
+    /// passport), while it is among the last 16 loaded.
+    pub fn generation(&self, generation: u64) -> Option<Generation> {
+        self.generations.load().get(generation).cloned()
+    }
+
+    fn config_sha256_of(&self, generation: u64) -> Option<String> {
+        self.generation(generation)
+            .and_then(|facts| facts.config_sha256)
     }
 
     /// The snapshot currently serving calls.
     pub fn snapshot(&self) -> Arc<Snapshot> {
         self.registry.current()
+    }
+}
+
+/// What a swap from `previous` to `next` reports.
+fn swap_report(
+    next: &Snapshot,
+    previous: &Snapshot,
+    config_sha256: &str,
+    started: Instant,
+) -> ReloadReport {
+    ReloadReport {
+        generation: next.providers.generation(),
+        previous_generation: previous.providers.generation(),
+        providers: digests(&next.providers),
+        previous_providers: digests(&previous.providers),
+        config_sha256: config_sha256.to_string(),
+        duration_ms: (started.elapsed().as_secs_f64() * 1e6).round() / 1e3,
+        warnings: Vec::new(),
+    }
+}
+
+/// What a generation loaded from `config` was loaded from; `sha256` when
+/// the caller read the file itself (a reload), else the config's own.
+fn loaded_from(config: &Config, sha256: Option<&str>) -> Generation {
+    Generation {
+        config_sha256: sha256
+            .filter(|sha256| !sha256.is_empty())
+            .map(str::to_string)
+            .or_else(|| config.sha256.clone()),
+        passport: config.guardrails.passport.clone(),
     }
 }
 
@@ -207,6 +476,8 @@ fn provider_status(p: &Provider) -> ProviderStatus {
         limits: Limits {
             timeout_ms: limits.timeout_ms,
             fuel: limits.fuel,
+            configure_timeout_ms: limits.configure_timeout_ms,
+            configure_fuel: limits.configure_fuel,
             memory_mb: limits.memory_mb,
             max_input_bytes: limits.max_input_bytes as u64,
             max_output_bytes: limits.max_output_bytes as u64,
@@ -229,7 +500,7 @@ pub fn evaluate(
     call: &ToolCall,
     caller: Caller,
 ) -> Result<Evaluation, RequestError> {
-    judge(snapshot, call, caller, Alone::Yes)
+    judge(snapshot, call, caller, Alone::Yes, Chain::Live).map(|(e, _)| e)
 }
 
 /// The deprecated free form of [`Warden::evaluate`], on one snapshot.
@@ -239,7 +510,7 @@ pub fn evaluate_alone(
     call: &ToolCall,
     caller: Caller,
 ) -> Result<Evaluation, RequestError> {
-    judge(snapshot, call, caller, Alone::Yes)
+    judge(snapshot, call, caller, Alone::Yes, Chain::Live).map(|(e, _)| e)
 }
 
 impl Snapshot {
@@ -253,7 +524,7 @@ impl Snapshot {
         call: &ToolCall,
         caller: Caller,
     ) -> Result<Evaluation, RequestError> {
-        judge(self, call, caller, Alone::No)
+        judge(self, call, caller, Alone::No, Chain::Live).map(|(e, _)| e)
     }
 
     /// For the approval gate (`warden-approval`): the reason an ask becomes a
@@ -284,7 +555,9 @@ impl Snapshot {
             policy_id: None,
             metadata: Map::new(),
             decided_by: Some(INTAKE_STAGE.into()),
+            cause: None,
             interaction_mode: InteractionMode::Interactive,
+            reach: None,
             stages: vec![StageReport {
                 stage: INTAKE_STAGE.into(),
                 verdict: Verdict::Deny,
@@ -310,23 +583,86 @@ enum Alone {
     No,
 }
 
+/// On the shadow thread: the call judged again with the shadow providers
+/// counted as live, compared with the live answer; `None` if the call could
+/// not be judged (it was, live: not expected).
+fn judge_shadow(
+    snapshot: &Snapshot,
+    call: &ToolCall,
+    caller: Caller,
+    live: &Evaluation,
+    opinions: &[ProviderOpinion],
+) -> Option<ShadowJudgment> {
+    let (shadow, _) = judge(
+        snapshot,
+        call,
+        caller,
+        Alone::Yes,
+        Chain::Shadowed(opinions),
+    )
+    .ok()?;
+    Some(crate::shadow::judgment(live, shadow))
+}
+
+/// A provider's opinion on a call, its failure made a decision as its
+/// `on_error` says.
+fn ask_provider(provider: &Provider, guest_call: &GuestCall) -> ProviderOpinion {
+    match provider.evaluate(guest_call) {
+        Ok(opinion) => ProviderOpinion {
+            decision: opinion.decision,
+            fuel_used: Some(opinion.fuel_used),
+            error_detail: None,
+        },
+        Err(failure) => {
+            tracing::warn!(provider = provider.name(), %failure, "provider failed");
+            ProviderOpinion {
+                decision: failure.to_decision(provider.name(), provider.on_error()),
+                fuel_used: None,
+                error_detail: Some(failure.kind.code()),
+            }
+        }
+    }
+}
+
+/// The providers a chain runs through, in order, each with the opinion it
+/// already gave on this call (a live one, in a shadow judgment).
+fn chain_of<'a>(
+    snapshot: &'a Snapshot,
+    chain: Chain<'a>,
+) -> Vec<(&'a Provider, Option<&'a ProviderOpinion>)> {
+    let set = &snapshot.providers;
+    match chain {
+        Chain::Live => set.providers().iter().map(|p| (p, None)).collect(),
+        Chain::Shadowed(known) => set
+            .in_order()
+            .map(|(p, live)| (p, live.and_then(|i| known.get(i))))
+            .collect(),
+    }
+}
+
+/// Judges one call through `chain`; with the live providers' opinions, in
+/// order, when the snapshot has shadows (their judgment reuses them).
 fn judge(
     snapshot: &Snapshot,
     call: &ToolCall,
     caller: Caller,
     alone: Alone,
-) -> Result<Evaluation, RequestError> {
+    chain: Chain<'_>,
+) -> Result<(Evaluation, Vec<ProviderOpinion>), RequestError> {
     let started = Instant::now();
     if let Err(err) = call.validate() {
         return match err.refusal_code() {
-            Some(code) => Ok(snapshot.refusal(code, &err.to_string())),
+            Some(code) => Ok((snapshot.refusal(code, &err.to_string()), Vec::new())),
             None => Err(err),
         };
     }
     let interaction = RunInteractionPolicy::resolve(&call.context, caller)?;
     let admitted = trust::admit(call, caller);
-    let mut opinions: Vec<StageOpinion> = Vec::new();
-    let mut stages: Vec<StageReport> = Vec::new();
+    // Room for every stage a call can pass (interaction, permissions, the
+    // providers, triage, the approval list): no growing on the way.
+    let room = snapshot.providers.providers().len() + 4;
+    let mut opinions: Vec<StageOpinion> = Vec::with_capacity(room);
+    let mut stages: Vec<StageReport> = Vec::with_capacity(room);
     let mut record = |stage: String, decision: Decision, t: Instant, extra: StageExtra| {
         stages.push(StageReport {
             stage: stage.clone(),
@@ -363,48 +699,52 @@ fn judge(
     let canonical = permissions.canonical(call);
     // Whether an explicit rule decided: triage's advisory findings then stand aside.
     let mut ruled = false;
+    // The rules each stage that has rules decided by, for the cause.
+    let mut rules_of: Vec<(String, Vec<RuleRef>)> = Vec::new();
     if worst != Verdict::Deny {
         let t = Instant::now();
-        let (native, explicit) = permissions.judge(&canonical);
-        ruled = explicit;
-        worst = record("permissions".into(), native, t, StageExtra::default());
+        let judgment = permissions.judge_attributed(&canonical);
+        ruled = judgment.explicit;
+        rules_of.push((PERMISSIONS_STAGE.into(), judgment.rules));
+        worst = record(
+            PERMISSIONS_STAGE.into(),
+            judgment.decision,
+            t,
+            StageExtra::default(),
+        );
     }
 
     // The providers, in order; a deny ends the chain.
-    let providers = snapshot.providers.providers();
+    let providers = chain_of(snapshot, chain);
+    let mut asked = Vec::new();
+    let keep = matches!(chain, Chain::Live) && !snapshot.providers.shadows().is_empty();
     if worst != Verdict::Deny && snapshot.guardrails.enabled && !providers.is_empty() {
         let guest_call = guest_call(snapshot, call, &admitted, interaction.mode);
-        for provider in providers {
+        for (provider, known) in providers {
             let t = Instant::now();
-            let (decision, extra) = match provider.evaluate(&guest_call) {
-                Ok(opinion) => (
-                    opinion.decision,
-                    StageExtra {
-                        fuel_used: Some(opinion.fuel_used),
-                        ..StageExtra::default()
-                    },
-                ),
-                Err(failure) => {
-                    tracing::warn!(provider = provider.name(), %failure, "provider failed");
-                    (
-                        failure.to_decision(provider.name(), provider.on_error()),
-                        StageExtra {
-                            error_detail: Some(failure.kind.code()),
-                            ..StageExtra::default()
-                        },
-                    )
-                }
+            let mut opinion = match known {
+                Some(opinion) => opinion.clone(),
+                None => ask_provider(provider, &guest_call),
             };
+            let stage = format!("provider:{}", provider.name());
+            if let Some(rule) = place_provider_rule(provider, &mut opinion.decision) {
+                rules_of.push((stage.clone(), vec![rule]));
+            }
             let extra = StageExtra {
                 digest: Some(provider.digest().to_string()),
-                ..extra
+                fuel_used: opinion.fuel_used,
+                error_detail: opinion.error_detail,
+                classifier: None,
             };
-            worst = worst.max(record(
-                format!("provider:{}", provider.name()),
-                decision,
-                t,
-                extra,
-            ));
+            // Kept only where a shadow judgment will reuse them.
+            let decision = if keep {
+                let decision = opinion.decision.clone();
+                asked.push(opinion);
+                decision
+            } else {
+                opinion.decision
+            };
+            worst = worst.max(record(stage, decision, t, extra));
             if worst == Verdict::Deny {
                 break;
             }
@@ -439,9 +779,9 @@ fn judge(
         verdict = Verdict::Deny;
         reasons.insert(0, ask_unavailable(&why));
     }
+    let reach = Reach::of(&interaction, RunOrigin::resolve(&call.context, caller)?);
     if alone == Alone::Yes {
         let t = Instant::now();
-        let reach = Reach::of(&interaction, RunOrigin::resolve(&call.context, caller)?);
         let approval = match (verdict, &reach) {
             (Verdict::Ask, Reach::Unattended(why)) => {
                 verdict = Verdict::Deny;
@@ -491,7 +831,12 @@ fn judge(
             .redactor
             .reason_message(&reason.message, &call.tool_input);
     }
-    let decision_record = snapshot.signer.as_ref().map(|signer| {
+    // A shadow judgment is compared, never answered: nothing to sign.
+    let signer = match chain {
+        Chain::Live => snapshot.signer.as_ref(),
+        Chain::Shadowed(_) => None,
+    };
+    let decision_record = signer.map(|signer| {
         signer.sign(RecordFacts {
             policy_id: decision.policy_id.clone(),
             agent_id: snapshot
@@ -510,20 +855,87 @@ fn judge(
             tool_call_id: call.tool_call_id.clone(),
         })
     });
-    Ok(Evaluation {
+    let cause = decided_by
+        .as_deref()
+        .map(|stage| cause_of(snapshot, stage, &decision.metadata, &mut rules_of));
+    let evaluation = Evaluation {
         verdict,
         allow: verdict == Verdict::Allow,
         reasons,
         policy_id: decision.policy_id,
         metadata: decision.metadata,
         decided_by,
+        cause,
         interaction_mode: interaction.mode,
+        reach: Some(reach.kind()),
         stages,
         decision_record,
         generation: snapshot.providers.generation(),
         duration_us: micros(started),
         judged_at: admitted.judged_at,
-    })
+    };
+    Ok((evaluation, asked))
+}
+
+/// The native permission engine's stage name.
+pub const PERMISSIONS_STAGE: &str = "permissions";
+
+/// A provider names the rule of its configuration that decided in its
+/// decision's metadata: `rule` (its text or id) and `rule_pointer` (a JSON
+/// pointer into the configuration it was given, such as `/rules/3`). The
+/// host, which knows where that configuration is written, adds
+/// `rule_source` (`file:line`) and returns the rule for the cause.
+fn place_provider_rule(provider: &Provider, decision: &mut Decision) -> Option<RuleRef> {
+    let text = decision.metadata.get("rule")?.as_str()?.to_string();
+    let at = decision
+        .metadata
+        .get("rule_pointer")
+        .and_then(|p| p.as_str())
+        .and_then(|pointer| provider.config_source(pointer));
+    if let Some(at) = &at {
+        decision
+            .metadata
+            .insert("rule_source".into(), at.to_string().into());
+    }
+    Some(RuleRef::new(text, at.as_ref()))
+}
+
+/// What decided, by name: the deciding stage, its rules, the provider (name,
+/// version, digest) when a provider decided, the passport it judged by.
+fn cause_of(
+    snapshot: &Snapshot,
+    stage: &str,
+    metadata: &Map<String, serde_json::Value>,
+    rules_of: &mut [(String, Vec<RuleRef>)],
+) -> Cause {
+    let rules = rules_of
+        .iter_mut()
+        .find(|(s, _)| s == stage)
+        .map(|(_, rules)| std::mem::take(rules))
+        .unwrap_or_default();
+    let provider = stage.strip_prefix("provider:").and_then(|name| {
+        let set = &snapshot.providers;
+        let provider = set
+            .providers()
+            .iter()
+            .chain(set.shadows())
+            .find(|p| p.name() == name)?;
+        Some(ProviderRef {
+            name: name.to_string(),
+            version: provider.info().version.clone(),
+            digest: provider.digest().to_string(),
+        })
+    });
+    Cause {
+        stage: stage.to_string(),
+        rules,
+        provider,
+        passport_id: metadata
+            .get("passport_id")
+            .and_then(|v| v.as_str())
+            .map(str::to_string),
+        approver: None,
+    }
 }
 
 /// The stage that refuses what a request cannot be judged on (malformed by
@@ -552,39 +964,6 @@ fn guest_call(
         snapshot.guardrails.passport.as_deref(),
         mode,
     )
-}
-
-/// The call as a provider sees it: the context as `admitted` (`trust::admit`)
-/// believes it, attributed to `passport` when one is set.
-pub(crate) fn provider_call(
-    call: &ToolCall,
-    admitted: &Admitted,
-    passport: Option<&str>,
-    mode: InteractionMode,
-) -> GuestCall {
-    let ctx = &call.context;
-    GuestCall {
-        tool_name: call.tool_name.clone(),
-        tool_input: call.tool_input.to_string(),
-        agent_id: passport
-            .map(str::to_string)
-            .or_else(|| ctx.agent_id.clone()),
-        thread_id: ctx.thread_id.clone(),
-        run_id: ctx.run_id.clone(),
-        tool_call_id: call.tool_call_id.clone(),
-        user_id: admitted.user_id.map(str::to_string),
-        user_role: admitted.user_role.map(str::to_string),
-        oauth_provider: admitted.oauth_provider.map(str::to_string),
-        oauth_id: admitted.oauth_id.map(str::to_string),
-        is_subagent: ctx.is_subagent,
-        timestamp: admitted.judged_at.clone(),
-        interaction_mode: match mode {
-            InteractionMode::Interactive => GuestInteractionMode::Interactive,
-            InteractionMode::Scheduled => GuestInteractionMode::Scheduled,
-            InteractionMode::Webhook => GuestInteractionMode::Webhook,
-            InteractionMode::Autonomous => GuestInteractionMode::Autonomous,
-        },
-    }
 }
 
 fn micros(since: Instant) -> u64 {

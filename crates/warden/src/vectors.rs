@@ -14,7 +14,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::pipeline::provider_call;
+use crate::guest_call::provider_call;
 use warden_policy::interaction::{InteractionMode, RunInteractionPolicy};
 use warden_runtime::provider::Provider;
 use warden_types::Caller;

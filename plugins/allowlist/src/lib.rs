@@ -48,4 +48,7 @@ impl Provider for Allowlist {
     }
 }
 
-warden_provider::export!(Allowlist);
+warden_provider::export!(
+    Allowlist,
+    config_schema = include_str!("../config.schema.json")
+);

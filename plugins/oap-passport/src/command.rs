@@ -5,11 +5,11 @@
 //! `blocked_patterns`.
 
 use serde_json::{Map, Value};
-use warden_analysis::effects::{self, Places};
-use warden_analysis::glob::Glob;
+use warden_analysis::effects::{self, Places, Severity};
 use warden_analysis::path::canonicalize;
-use warden_analysis::shell::{Analysis, Command, FlagSet, OpaqueKind, analyze};
+use warden_analysis::shell::{Analysis, Command, OpaqueKind, analyze};
 
+use crate::blocked::{Blocked, BlockedList};
 use crate::passport::Limits;
 use crate::{Check, deny};
 
@@ -20,28 +20,9 @@ const PRIVILEGED: &[&str] = &["sudo", "doas", "pkexec", "chroot"];
 pub struct CommandPolicy {
     /// `None`: no allowlist (absent, empty, or containing `*`).
     allowed: Option<Vec<Vec<String>>>,
-    blocked: Vec<Blocked>,
-    blocked_env: Vec<String>,
+    blocked: BlockedList,
+    blocked_env: std::collections::HashSet<String>,
     max_execution_time: Option<f64>,
-}
-
-/// One `blocked_patterns` entry.
-#[derive(Debug)]
-struct Blocked {
-    /// As given, for messages.
-    text: String,
-    /// Its lower-cased words, matched as a phrase of a command's words.
-    words: Vec<String>,
-    /// When the pattern is itself a command: matched by program, flags (in
-    /// every spelling) and operands.
-    command: Option<PatternCommand>,
-}
-
-#[derive(Debug)]
-struct PatternCommand {
-    program: String,
-    flags: FlagSet,
-    operands: Vec<Glob>,
 }
 
 impl CommandPolicy {
@@ -80,109 +61,10 @@ impl CommandPolicy {
         }
         Ok(CommandPolicy {
             allowed,
-            blocked,
-            blocked_env: limits.blocked_env_vars.clone().unwrap_or_default(),
+            blocked: BlockedList::new(blocked),
+            blocked_env: limits.blocked_env_vars.iter().flatten().cloned().collect(),
             max_execution_time: limits.max_execution_time,
         })
-    }
-}
-
-impl Blocked {
-    fn compile(pattern: &str) -> Result<Blocked, String> {
-        let lower = pattern.to_lowercase();
-        let words: Vec<String> = lower.split_whitespace().map(str::to_string).collect();
-        if words.is_empty() {
-            return Err("the pattern is empty".into());
-        }
-        let analysis = analyze(&lower);
-        let command = match analysis.commands.as_slice() {
-            [c] if !analysis.is_opaque() && c.redirects.is_empty() && c.wrappers.is_empty() => {
-                match c.program.as_deref() {
-                    Some(program) => Some(PatternCommand {
-                        program: program.to_string(),
-                        flags: c.flags(),
-                        operands: c
-                            .operands()
-                            .map(|o| Glob::case_insensitive(&o.value).map_err(|e| e.to_string()))
-                            .collect::<Result<_, _>>()?,
-                    }),
-                    None => None,
-                }
-            }
-            _ => None,
-        };
-        Ok(Blocked {
-            text: pattern.to_string(),
-            words,
-            command,
-        })
-    }
-
-    /// Whether the pattern matches one simple command.
-    fn matches(&self, c: &Command) -> bool {
-        // The words as a phrase: wrappers, program (or the word as written),
-        // arguments; compared in place, without collecting them.
-        let count = c.wrappers.len() + 1 + c.args.len();
-        let n = self.words.len();
-        if n <= count
-            && (0..=count - n).any(|start| {
-                self.words
-                    .iter()
-                    .enumerate()
-                    .all(|(k, w)| eq_lower(word_at(c, start + k), w))
-            })
-        {
-            return true;
-        }
-        let Some(p) = &self.command else { return false };
-        if !c
-            .program
-            .as_deref()
-            .is_some_and(|prog| eq_lower(prog, &p.program))
-        {
-            return false;
-        }
-        // Only now pay for lower-casing: the program is the pattern's.
-        let args: Vec<String> = c.args.iter().map(|a| a.value.to_lowercase()).collect();
-        let flags = FlagSet::of(&p.program, args.iter().map(String::as_str));
-        if !flags.includes(&p.flags) {
-            return false;
-        }
-        let mut options_ended = false;
-        let mut operands = args.iter().filter(|a| {
-            if options_ended {
-                return true;
-            }
-            if *a == "--" {
-                options_ended = true;
-                return false;
-            }
-            !(a.len() > 1 && a.starts_with('-'))
-        });
-        // Every operand of the pattern matches an operand of the command, in order.
-        p.operands
-            .iter()
-            .all(|glob| operands.by_ref().any(|o| glob.matches(o)))
-    }
-}
-
-/// Word `i` of a command: its wrappers, its program (or the word as written),
-/// then its arguments.
-fn word_at(c: &Command, i: usize) -> &str {
-    let w = c.wrappers.len();
-    match i.cmp(&w) {
-        std::cmp::Ordering::Less => &c.wrappers[i],
-        std::cmp::Ordering::Equal => c.program.as_deref().unwrap_or(&c.written),
-        std::cmp::Ordering::Greater => c.args.get(i - w - 1).map_or("", |a| a.value.as_str()),
-    }
-}
-
-/// `text` equals `lower` (already lower-cased) ignoring case.
-fn eq_lower(text: &str, lower: &str) -> bool {
-    if text.is_ascii() {
-        text.eq_ignore_ascii_case(lower)
-    } else {
-        text.to_lowercase() == lower
     }
 }
 
@@ -243,7 +125,7 @@ pub fn check(policy: &CommandPolicy, args: &Map<String, Value>) -> Check {
     }
     if !policy.blocked_env.is_empty() {
         for c in &analysis.commands {
-            if let Some(name) = env_names(c).find(|n| policy.blocked_env.iter().any(|b| b == n)) {
+            if let Some(name) = env_names(c).find(|n| policy.blocked_env.contains(*n)) {
                 return Err(deny(
                     "oap.blocked_pattern",
                     format!("the command sets the blocked environment variable {name}"),
@@ -253,7 +135,7 @@ pub fn check(policy: &CommandPolicy, args: &Map<String, Value>) -> Check {
     }
     if !policy.blocked.is_empty() {
         for c in &analysis.commands {
-            if let Some(pattern) = policy.blocked.iter().find(|p| p.matches(c)) {
+            if let Some(pattern) = policy.blocked.first(c) {
                 return Err(deny(
                     "oap.blocked_pattern",
                     format!(
@@ -368,7 +250,7 @@ fn env_names(c: &Command) -> impl Iterator<Item = &str> {
 /// the floors of Warden's effect table (`warden_analysis::effects`: writing a
 /// disk raw, destroying the system, account files, socket shells, signalling
 /// every process, fork bombs, download-and-execute, hidden code, raw
-/// exfiltration), in every spelling the analysis sees.
+/// exfiltration: the floors that deny), in every spelling the analysis sees.
 fn dangerous(a: &Analysis) -> Option<String> {
     for c in &a.commands {
         let Some(program) = c.program.as_deref() else {
@@ -386,7 +268,9 @@ fn dangerous(a: &Analysis) -> Option<String> {
     }
     effects::detect(a, &Places::default())
         .into_iter()
-        .find(|f| f.effect.floor())
+        // The denying floors only: the asks that are floors (persistence,
+        // host state, …) are for a human, which this evaluator has not.
+        .find(|f| f.effect.floor() && f.effect.severity() == Severity::Deny)
         .map(|f| f.message)
 }
 

@@ -9,6 +9,8 @@ use crate::command::CommandPolicy;
 use crate::files::FilePolicy;
 use crate::mapping::{Mapping, RuleSpec};
 use crate::passport::{self, Passport};
+use crate::tools::{McpPolicy, MessagingPolicy};
+use crate::web::WebPolicy;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -30,6 +32,9 @@ pub struct Configured {
     pub command: CommandPolicy,
     pub read: FilePolicy,
     pub write: FilePolicy,
+    pub web: WebPolicy,
+    pub mcp: McpPolicy,
+    pub messaging: MessagingPolicy,
 }
 
 impl Configured {
@@ -60,6 +65,9 @@ impl Configured {
         let command = CommandPolicy::compile(limits("system.command.execute"))?;
         let read = FilePolicy::compile("data.file.read", limits("data.file.read"))?;
         let write = FilePolicy::compile("data.file.write", limits("data.file.write"))?;
+        let web = WebPolicy::compile(limits("web.fetch"));
+        let mcp = McpPolicy::compile(limits("mcp.tool.execute"));
+        let messaging = MessagingPolicy::compile(limits("messaging.send"));
         Ok(Configured {
             passport,
             metadata,
@@ -67,6 +75,9 @@ impl Configured {
             command,
             read,
             write,
+            web,
+            mcp,
+            messaging,
         })
     }
 }

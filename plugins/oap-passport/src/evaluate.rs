@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use crate::config::Configured;
 use crate::passport::{SPEC_VERSION, Status, parse_time};
 use crate::warden::guardrail::types::ToolCall;
-use crate::{Check, command, deny, files, mapping, tools, web};
+use crate::{Check, command, deny, files, mapping, quantities, tools, web};
 
 /// Arguments larger than this (as JSON text) are refused.
 pub const MAX_ARGUMENTS_BYTES: usize = 100 * 1024;
@@ -120,9 +120,12 @@ fn judge(c: &Configured, call: &ToolCall, policy_id: &mut String) -> Check {
         "system.command.execute" => command::check(&c.command, &args),
         "data.file.read" => files::check(&c.read, &args, false),
         "data.file.write" => files::check(&c.write, &args, true),
-        "web.fetch" => web::check(limits, &args),
-        "mcp.tool.execute" => tools::mcp(limits, tool, &args),
-        "messaging.send" => tools::messaging(limits, &args),
+        "web.fetch" => web::check(&c.web, &args),
+        "mcp.tool.execute" => tools::mcp(&c.mcp, tool, &args),
+        "messaging.send" => tools::messaging(&c.messaging, &args),
+        "data.export" => quantities::export(limits, &args),
+        "finance.payment.refund" | "finance.payment.charge" => quantities::payment(limits, &args),
+        "code.repository.merge" => quantities::pull_request(limits, &args),
         _ => Ok(()),
     }
 }

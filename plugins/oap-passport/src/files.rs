@@ -6,7 +6,9 @@
 
 use serde_json::{Map, Value};
 use std::sync::OnceLock;
+use warden_analysis::dirs::DirList;
 use warden_analysis::glob::Glob;
+use warden_analysis::globs::GlobList;
 
 use warden_analysis::path::{canonicalize, comparison_form, find_suspicious};
 use warden_analysis::sensitive::{Access, SensitivePaths};
@@ -17,9 +19,14 @@ use crate::{Check, deny};
 /// A capability's file limits, compiled.
 #[derive(Debug, Default)]
 pub struct FilePolicy {
-    allowed_paths: Option<Vec<String>>,
-    blocked_paths: Vec<String>,
-    blocked_patterns: Vec<(String, Glob)>,
+    /// Indexed: a call is checked against the directories its path is under,
+    /// not against every one.
+    allowed_paths: Option<DirList>,
+    blocked_paths: DirList,
+    /// Indexed: a path is tried only against the patterns whose literal
+    /// text it contains. Each pattern as given, for messages.
+    blocked_patterns: GlobList,
+    blocked_pattern_texts: Vec<String>,
     allowed_extensions: Option<Vec<String>>,
 }
 
@@ -32,14 +39,17 @@ impl FilePolicy {
         let allowed_paths = limits
             .allowed_paths
             .as_ref()
-            .map(|paths| paths.iter().map(|p| canonicalize(p, None, None)).collect());
-        let blocked_paths = limits
-            .blocked_paths
-            .iter()
-            .flatten()
-            .map(|p| comparison_form(&canonicalize(p, None, None)))
-            .collect();
+            .map(|paths| DirList::new(paths.iter().map(|p| canonicalize(p, None, None)).collect()));
+        let blocked_paths = DirList::new(
+            limits
+                .blocked_paths
+                .iter()
+                .flatten()
+                .map(|p| comparison_form(&canonicalize(p, None, None)))
+                .collect(),
+        );
         let mut blocked_patterns = Vec::new();
+        let mut blocked_pattern_texts = Vec::new();
         for (i, pattern) in limits.blocked_patterns.iter().flatten().enumerate() {
             let form = comparison_form(pattern);
             // A pattern without a slash names a file anywhere (like .gitignore);
@@ -51,7 +61,11 @@ impl FilePolicy {
             };
             let glob = Glob::case_insensitive(&full)
                 .map_err(|e| format!("{at}.blocked_patterns[{i}]: {e}"))?;
-            blocked_patterns.push((pattern.clone(), glob));
+            // A pattern with a slash is matched against the whole path, one
+            // without against the file name.
+            let subject = if pattern.contains('/') { WHOLE } else { NAME };
+            blocked_patterns.push((glob, subject));
+            blocked_pattern_texts.push(pattern.clone());
         }
         let allowed_extensions = limits.allowed_extensions.as_ref().map(|exts| {
             exts.iter()
@@ -61,11 +75,17 @@ impl FilePolicy {
         Ok(FilePolicy {
             allowed_paths,
             blocked_paths,
-            blocked_patterns,
+            blocked_patterns: GlobList::new(blocked_patterns),
+            blocked_pattern_texts,
             allowed_extensions,
         })
     }
 }
+
+/// What a `blocked_patterns` glob is matched against: the whole path (in the
+/// comparison form) or its file name.
+const WHOLE: usize = 0;
+const NAME: usize = 1;
 
 /// The arguments that name the file(s) a call touches: `file_path`, `path`,
 /// DeerFlow's `image_path` (view_image) and each of its `filepaths`
@@ -121,27 +141,23 @@ fn check_path(policy: &FilePolicy, path: &str, write: bool) -> Check {
         ));
     }
     if let Some(allowed) = &policy.allowed_paths
-        && !allowed.iter().any(|dir| under(&canonical, dir))
+        && allowed.containing(&canonical).is_none()
     {
         return Err(deny(
             "oap.path_not_allowed",
             format!("'{canonical}' is not under any of allowed_paths"),
         ));
     }
-    if let Some(dir) = policy.blocked_paths.iter().find(|dir| under(&form, dir)) {
+    if let Some(dir) = policy.blocked_paths.containing(&form) {
         return Err(deny(
             "oap.path_blocked",
             format!("'{canonical}' is under the blocked path '{dir}'"),
         ));
     }
     let basename = form.rsplit('/').next().unwrap_or(&form);
-    if let Some((pattern, _)) = policy.blocked_patterns.iter().find(|(pattern, glob)| {
-        if pattern.contains('/') {
-            glob.matches(&form)
-        } else {
-            glob.matches(basename)
-        }
-    }) {
+    let subjects = [form.as_str(), basename];
+    if let Some(i) = policy.blocked_patterns.first(&subjects) {
+        let pattern = &policy.blocked_pattern_texts[i];
         return Err(deny(
             "oap.blocked_pattern",
             format!("'{canonical}' matches the blocked pattern '{pattern}'"),
@@ -158,13 +174,6 @@ fn check_path(policy: &FilePolicy, path: &str, write: bool) -> Check {
         }
     }
     Ok(())
-}
-
-/// `path` is `dir` or inside it.
-fn under(path: &str, dir: &str) -> bool {
-    dir == "/"
-        || path == dir
-        || (path.starts_with(dir) && path.as_bytes().get(dir.len()) == Some(&b'/'))
 }
 
 /// The built-in sensitive paths, always denied (the list Warden's native

@@ -9,12 +9,15 @@
 //! file), `tool_mapping` (rules that map tool names to capabilities, tried
 //! before the shipped ones) and `replace_default_mapping`.
 
+mod blocked;
 mod command;
 mod config;
+mod domains;
 mod evaluate;
 mod files;
 mod mapping;
 mod passport;
+mod quantities;
 mod tools;
 mod web;
 
@@ -30,6 +33,8 @@ use config::Configured;
 // Every call parses a command line into many small allocations; talc serves
 // them faster than the C library's allocator. An instance is single-threaded
 // WebAssembly, which is what `new_global` requires.
+// Natively (the unit tests) the system allocator serves.
+#[cfg(target_arch = "wasm32")]
 #[global_allocator]
 static ALLOCATOR: talc::TalckWasm = unsafe { talc::TalckWasm::new_global() };
 
@@ -121,3 +126,29 @@ impl Guest for OapPassport {
 }
 
 export!(OapPassport);
+
+/// The provider's manifest, the `warden:manifest` custom section the host
+/// reads at load (the SDK's `export!` writes it for SDK providers): its name,
+/// version, contract and the JSON Schema of its config.
+#[cfg(target_arch = "wasm32")]
+const MANIFEST_JSON: &str = concat!(
+    "{\"name\":\"oap-passport\",\"version\":\"",
+    env!("CARGO_PKG_VERSION"),
+    "\",\"contract\":\"warden:guardrail@0.1.0\",\"config_schema\":",
+    include_str!("../config.schema.json"),
+    "}"
+);
+
+#[cfg(target_arch = "wasm32")]
+#[unsafe(link_section = "warden:manifest")]
+#[used]
+static MANIFEST: [u8; MANIFEST_JSON.len()] = {
+    let bytes = MANIFEST_JSON.as_bytes();
+    let mut out = [0u8; MANIFEST_JSON.len()];
+    let mut i = 0;
+    while i < out.len() {
+        out[i] = bytes[i];
+        i += 1;
+    }
+    out
+};

@@ -35,6 +35,7 @@ pub struct RuleSpec {
 
 /// The shipped mapping, in order.
 const DEFAULTS: &[(Match, &str, &str)] = &[
+    (Match::Prefix, "git.", "code.repository.merge"),
     (Match::Prefix, "mcp.", "mcp.tool.execute"),
     (Match::Prefix, "mcp__", "mcp.tool.execute"),
     (Match::Prefix, "exec.", "system.command.execute"),
@@ -49,6 +50,10 @@ const DEFAULTS: &[(Match, &str, &str)] = &[
     (Match::Contains, "email", "messaging.send"),
     (Match::Contains, "slack", "messaging.send"),
     (Match::Contains, "sms", "messaging.send"),
+    (Match::Contains, "payment.refund", "finance.payment.refund"),
+    (Match::Contains, "payment.charge", "finance.payment.charge"),
+    (Match::Prefix, "database.", "data.export"),
+    (Match::Contains, "data.export", "data.export"),
     (Match::Contains, "write_file", "data.file.write"),
     (Match::Contains, "str_replace", "data.file.write"),
     (Match::Contains, "file.write", "data.file.write"),
@@ -141,6 +146,7 @@ impl Mapping {
 pub fn policy_id(capability: &str) -> String {
     match capability {
         "messaging.send" => "messaging.message.send.v1".into(),
+        "data.export" => "data.export.create.v1".into(),
         other => format!("{other}.v1"),
     }
 }

@@ -114,10 +114,11 @@ pub struct Capability {
     pub params: Option<Value>,
 }
 
-/// The limits of one capability. Every key of the standard's packs is known;
-/// an unknown key (a typo would silently loosen the passport) is refused.
-/// Rate limits, sizes and working directories need state or files the
-/// sandbox does not have: they are accepted and not enforced.
+/// The limits of one capability. Every key this provider knows is listed; an
+/// unknown key (a typo would silently loosen the passport) is refused.
+/// Limits over time (rates, daily caps), file sizes and working directories
+/// need state or files the sandbox does not have: they are accepted and not
+/// enforced.
 #[allow(dead_code)]
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -149,6 +150,23 @@ pub struct Limits {
     pub approval_required: Option<bool>,
     pub msgs_per_min: Option<f64>,
     pub msgs_per_day: Option<f64>,
+    // data.export
+    pub max_rows: Option<f64>,
+    // finance.payment.refund / finance.payment.charge: currency code to limits
+    pub currency_limits: Option<BTreeMap<String, CurrencyLimit>>,
+    // code.repository.merge
+    pub max_pr_size_kb: Option<f64>,
+}
+
+/// One currency's limits of a payment capability.
+#[allow(dead_code)]
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CurrencyLimit {
+    /// The most one payment may move (`oap.limit_exceeded`).
+    pub max_per_tx: Option<f64>,
+    /// A limit over a day: accepted, not enforced (see `quantities`).
+    pub daily_cap: Option<f64>,
 }
 
 impl Passport {

@@ -1,21 +1,44 @@
 //! `web.fetch`: the URL (`url`, or a bare `domain`) must parse as http(s),
 //! must not point at this machine or a private network (checked on the
 //! WHATWG-normalised host, so `http://2130706433/` is 127.0.0.1), and must
-//! pass `blocked_domains`, `allowed_domains` and `allowed_methods`. A search
-//! with only a `query` names no destination: allowed unless `allowed_domains`
-//! is set.
+//! pass `blocked_domains`, `allowed_domains` and `allowed_methods` (each
+//! looked up, not scanned: issue 28). A search with only a `query` names no
+//! destination: allowed unless `allowed_domains` is set.
 
+use std::collections::HashSet;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 use serde_json::{Map, Value};
 use url::{Host, Url};
 
+use crate::domains::DomainList;
 use crate::passport::Limits;
 use crate::{Check, deny};
 
-pub fn check(limits: Option<&Limits>, args: &Map<String, Value>) -> Check {
-    let none = Limits::default();
-    let limits = limits.unwrap_or(&none);
+/// The `web.fetch` limits of a passport, compiled.
+#[derive(Debug, Default)]
+pub struct WebPolicy {
+    blocked: DomainList,
+    allowed: Option<DomainList>,
+    /// Upper-case.
+    methods: Option<HashSet<String>>,
+}
+
+impl WebPolicy {
+    pub fn compile(limits: Option<&Limits>) -> WebPolicy {
+        let Some(limits) = limits else {
+            return WebPolicy::default();
+        };
+        WebPolicy {
+            blocked: DomainList::new(limits.blocked_domains.as_deref().unwrap_or_default(), true),
+            allowed: (limits.allowed_domains.as_deref()).map(|a| DomainList::new(a, false)),
+            methods: (limits.allowed_methods.as_ref())
+                .map(|m| m.iter().map(|m| m.to_ascii_uppercase()).collect()),
+        }
+    }
+}
+
+pub fn check(policy: &WebPolicy, args: &Map<String, Value>) -> Check {
     let text = |k: &str| {
         args.get(k)
             .and_then(Value::as_str)
@@ -25,12 +48,12 @@ pub fn check(limits: Option<&Limits>, args: &Map<String, Value>) -> Check {
         (Some(url), _) => url.trim().to_string(),
         (None, Some(domain)) => format!("https://{}", domain.trim()),
         (None, None) => {
-            if text("query").is_some() && limits.allowed_domains.is_none() {
+            if text("query").is_some() && policy.allowed.is_none() {
                 return Ok(());
             }
             return Err(deny(
                 "oap.missing_required_context",
-                if limits.allowed_domains.is_some() {
+                if policy.allowed.is_some() {
                     "the passport limits the domains: the call must name a `url` or `domain`"
                 } else {
                     "the call has no `url`, `domain` or `query`"
@@ -66,28 +89,23 @@ pub fn check(limits: Option<&Limits>, args: &Map<String, Value>) -> Check {
         Host::Ipv4(ip) => ip.to_string(),
         Host::Ipv6(ip) => ip.to_string(),
     };
-    if let Some(blocked) = limits
-        .blocked_domains
-        .iter()
-        .flatten()
-        .find(|b| domain_matches(&domain, b, true))
-    {
+    if let Some(blocked) = policy.blocked.first(&domain) {
         return Err(deny(
             "oap.domain_blocked",
             format!("{domain} is blocked ({blocked})"),
         ));
     }
-    if let Some(allowed) = &limits.allowed_domains
-        && !allowed.iter().any(|a| domain_matches(&domain, a, false))
+    if let Some(allowed) = &policy.allowed
+        && allowed.first(&domain).is_none()
     {
         return Err(deny(
             "oap.domain_not_allowed",
             format!("{domain} is not in allowed_domains"),
         ));
     }
-    if let Some(methods) = &limits.allowed_methods {
+    if let Some(methods) = &policy.methods {
         let method = text("method").unwrap_or("GET").to_ascii_uppercase();
-        if !methods.iter().any(|m| m.eq_ignore_ascii_case(&method)) {
+        if !methods.contains(&method) {
             return Err(deny(
                 "oap.method_not_allowed",
                 format!("method {method} is not in allowed_methods"),
@@ -102,22 +120,6 @@ fn private(target: &str) -> crate::Denial {
         "oap.private_network_destination",
         format!("'{target}' points at this machine or a private network"),
     )
-}
-
-/// `example.com` matches itself; `*.example.com` its subdomains. A blocked
-/// entry also blocks the subdomains of a plain domain.
-fn domain_matches(domain: &str, entry: &str, subdomains_too: bool) -> bool {
-    let entry = entry.trim().trim_end_matches('.').to_ascii_lowercase();
-    if let Some(parent) = entry.strip_prefix("*.") {
-        return domain.len() > parent.len() + 1
-            && domain.ends_with(parent)
-            && domain.as_bytes()[domain.len() - parent.len() - 1] == b'.';
-    }
-    domain == entry
-        || (subdomains_too
-            && domain.len() > entry.len() + 1
-            && domain.ends_with(&entry)
-            && domain.as_bytes()[domain.len() - entry.len() - 1] == b'.')
 }
 
 fn private_v4(ip: Ipv4Addr) -> bool {

@@ -6,9 +6,11 @@
 //! not have equals nothing: `ne` holds for it and every other operator fails.
 
 use std::borrow::Cow;
+use std::cell::OnceCell;
 use std::collections::HashSet;
 
 use regex::{Regex, RegexBuilder};
+use regex_syntax::hir::literal::{ExtractKind, Extractor};
 use serde::Deserialize;
 use serde_json::Value;
 use warden_provider::{Call, ConfigError, Glob, JsonPath};
@@ -38,7 +40,7 @@ enum Op {
 
 /// A request field a condition can test.
 #[derive(Clone, Debug)]
-enum Field {
+pub enum Field {
     ToolName,
     UserRole,
     /// `role:tool`.
@@ -85,7 +87,7 @@ impl Field {
     }
 
     /// The field's value on a call, as text; `None` when the call has none.
-    fn text<'c>(&self, call: &'c Call) -> Option<Cow<'c, str>> {
+    pub fn text<'c>(&self, call: &'c Call) -> Option<Cow<'c, str>> {
         let borrowed = |s: Option<&'c str>| s.map(Cow::Borrowed);
         match self {
             Field::ToolName => Some(Cow::Borrowed(call.tool_name())),
@@ -128,7 +130,45 @@ enum Test {
     /// The glob, and the literal text every match starts with: most texts
     /// are ruled out by a prefix comparison without running the matcher.
     Glob(Glob, String),
-    Matches(Regex),
+    /// Checked when the policy is loaded, compiled the first time the policy
+    /// index puts its rule in front of a call: compiling is the costly part
+    /// of a regex, and most of a large policy's never need to run.
+    Matches(LazyRegex),
+}
+
+/// A regex whose syntax was checked, compiled on first use.
+#[derive(Debug)]
+struct LazyRegex {
+    pattern: String,
+    /// Every match starts with one of these, or every match ends with one of
+    /// these (whichever set's shortest text is the longer); `None` when
+    /// neither can be said.
+    literals: Option<Vec<Vec<u8>>>,
+    compiled: OnceCell<Regex>,
+}
+
+impl LazyRegex {
+    fn get(&self) -> &Regex {
+        self.compiled.get_or_init(|| {
+            // The syntax was checked in `configure`; only a pattern whose
+            // compiled form is over the size limit fails here, and a trap
+            // fails closed.
+            RegexBuilder::new(&self.pattern)
+                .size_limit(REGEX_SIZE_LIMIT)
+                .build()
+                .unwrap_or_else(|e| panic!("regex '{}' cannot be compiled: {e}", self.pattern))
+        })
+    }
+}
+
+/// What the policy index files a condition under: values the field must
+/// equal, or texts one of which the field must contain.
+pub enum Key<'c> {
+    /// The field equals one of these (`eq`, `in`).
+    Equals(Vec<&'c str>),
+    /// The field contains one of these (`contains`; a glob's literal prefix;
+    /// the literals a regex's every match starts with).
+    Contains(Vec<Vec<u8>>),
 }
 
 /// Up to this many values, `in` scans a list.
@@ -137,6 +177,8 @@ const SHORT_LIST: usize = 16;
 /// A compiled condition.
 #[derive(Debug)]
 pub struct Condition {
+    /// The field as written: the index keeps one table per field.
+    name: String,
     field: Field,
     test: Test,
 }
@@ -188,14 +230,83 @@ impl Condition {
             }
             Op::Matches => {
                 let pattern = string()?;
-                let regex = RegexBuilder::new(&pattern)
-                    .size_limit(REGEX_SIZE_LIMIT)
-                    .build()
+                // The regex crate's own parser, with its defaults: the
+                // errors are the ones compiling would give.
+                let hir = regex_syntax::parse(&pattern)
                     .map_err(|e| value_error(format!("invalid regex: {e}")))?;
-                Test::Matches(regex)
+                // `^git\s+deploy1\b` starts with one of six short texts
+                // many rules share, and ends with `deploy1`.
+                let extract = |kind| {
+                    let literals = Extractor::new().kind(kind).extract(&hir);
+                    literals.literals().map(|literals| {
+                        literals
+                            .iter()
+                            .map(|l| l.as_bytes().to_vec())
+                            .collect::<Vec<_>>()
+                    })
+                };
+                let shortest = |set: &Option<Vec<Vec<u8>>>| {
+                    set.as_ref()
+                        .and_then(|set| set.iter().map(Vec::len).min())
+                        .unwrap_or(0)
+                };
+                let (prefixes, suffixes) =
+                    (extract(ExtractKind::Prefix), extract(ExtractKind::Suffix));
+                let literals = if shortest(&suffixes) > shortest(&prefixes) {
+                    suffixes
+                } else {
+                    prefixes
+                };
+                Test::Matches(LazyRegex {
+                    pattern,
+                    literals,
+                    compiled: OnceCell::new(),
+                })
             }
         };
-        Ok(Condition { field, test })
+        Ok(Condition {
+            name: spec.field,
+            field,
+            test,
+        })
+    }
+
+    /// The field as written.
+    pub fn field_name(&self) -> &str {
+        &self.name
+    }
+
+    /// The field the condition tests.
+    pub fn field(&self) -> &Field {
+        &self.field
+    }
+
+    /// What the index can file this condition under, if anything: `ne`, a
+    /// glob with no literal prefix and a regex whose matches may start with
+    /// anything hold for texts no table can list.
+    pub fn key(&self) -> Option<Key<'_>> {
+        let texts = |texts: Vec<Vec<u8>>| {
+            (!texts.is_empty() && texts.iter().all(|t| !t.is_empty()))
+                .then_some(Key::Contains(texts))
+        };
+        match &self.test {
+            Test::Eq(value) => Some(Key::Equals(vec![value])),
+            Test::InList(values) => Some(Key::Equals(values.iter().map(String::as_str).collect())),
+            Test::InSet(values) => Some(Key::Equals(values.iter().map(String::as_str).collect())),
+            Test::Contains(value) => texts(vec![value.as_bytes().to_vec()]),
+            // The glob's literal prefix, or a longer text every match holds
+            // (`git * --force`: ` --force`).
+            Test::Glob(glob, prefix) => {
+                let inner = glob.required_literal();
+                texts(vec![if inner.len() > prefix.len() {
+                    inner.to_vec()
+                } else {
+                    prefix.as_bytes().to_vec()
+                }])
+            }
+            Test::Matches(regex) => texts(regex.literals.clone()?),
+            Test::Ne(_) => None,
+        }
     }
 
     /// Whether the call satisfies the condition.
@@ -210,7 +321,7 @@ impl Condition {
             Test::InSet(values) => values.contains(text.as_ref()),
             Test::Contains(value) => text.contains(value.as_str()),
             Test::Glob(glob, prefix) => text.starts_with(prefix.as_str()) && glob.matches(&text),
-            Test::Matches(regex) => regex.is_match(&text),
+            Test::Matches(regex) => regex.get().is_match(&text),
         }
     }
 }

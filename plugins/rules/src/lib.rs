@@ -5,12 +5,14 @@
 //! `eq`, `ne`, `in`, `contains`, `glob` and `matches` (a regex, compiled once),
 //! the actions `allow`, `ask` and `deny`, and a default action. Every decision
 //! names the rule that decided, in `policy_id` (`<policy>#<rule>`) and in the
-//! metadata.
+//! metadata (`rule`, and `rule_pointer`: where the rule is written in the
+//! configuration, as a JSON pointer the host turns into a file and a line).
 //!
 //! The policy is the provider's config, inline (`rules:`, `default:`,
 //! `policy_id:`), or a YAML or JSON document as text under `policy:`.
 
 mod condition;
+mod index;
 mod policy;
 
 use warden_provider::{Call, ConfigError, Decision, Provider};
@@ -28,7 +30,7 @@ impl Provider for Rules {
     type Config = serde_json::Value;
 
     fn configure(config: serde_json::Value) -> Result<Self, ConfigError> {
-        let spec = match config.get("policy") {
+        let (spec, at) = match config.get("policy") {
             Some(text) => {
                 let Some(text) = text.as_str() else {
                     return Err(ConfigError::field(
@@ -41,12 +43,12 @@ impl Provider for Rules {
                         "give the policy either inline (rules, default, policy_id) or as text under `policy`, not both",
                     ));
                 }
-                parse_document(text)?
+                (parse_document(text)?, "/policy")
             }
-            None => inline(config)?,
+            None => (inline(config)?, ""),
         };
         Ok(Rules {
-            policy: Policy::compile(spec)?,
+            policy: Policy::compile(spec)?.placed_at(at),
         })
     }
 
@@ -74,4 +76,4 @@ fn parse_document(text: &str) -> Result<PolicySpec, ConfigError> {
     serde_norway::from_str(text).map_err(|err| ConfigError::field("policy", err.to_string()))
 }
 
-warden_provider::export!(Rules);
+warden_provider::export!(Rules, config_schema = include_str!("../config.schema.json"));

@@ -97,13 +97,14 @@ pub use warden_types::admin::{
     TokenInfo,
 };
 pub use warden_types::approval::{
-    AiMessage, ApprovalPage, ApprovalRequest, ApprovalStatus, ApprovalView, CallOutcome,
-    CallStatus, DecisionKind, GateOutcome, Grant, GrantList, GrantRequest, GrantScope, GrantTarget,
-    InteractionAnswer, InteractionQuery, InteractionReport, ListedTools, ModelResponse,
-    ModelToolCall, NetworkRequests, RejectAll, RequestDecision, Resolution, ResolvedBy,
-    ResumeRequest, RunState,
+    AiMessage, AnsweredBy, ApprovalPage, ApprovalRequest, ApprovalStatus, ApprovalView,
+    CallOutcome, CallStatus, DecisionKind, GateOutcome, Grant, GrantList, GrantRequest, GrantScope,
+    GrantTarget, InteractionAnswer, InteractionQuery, InteractionReport, ListedTools, McpAskAnswer,
+    McpAttestation, ModelResponse, ModelToolCall, NetworkRequests, RejectAll, RequestDecision,
+    Resolution, ResolvedBy, ResumeRequest, RunState,
 };
 pub use warden_types::error::{ErrorBody, ErrorDetail};
+pub use warden_types::tools::{OfferAnswer, OfferQuery};
 pub use warden_types::{
     CallContext, ClassifierReport, DecisionRecord, Evaluation, InteractionMode, OnError, Reason,
     Risk, StageReport, ToolCall, Verdict,
@@ -243,6 +244,40 @@ impl Client {
         .await
     }
 
+    /// `POST /v1/mcp/asks`: an ask on one MCP call of this token's principal:
+    /// the human's answer to its earlier ask, consumed now (no other request
+    /// gets it), else the pending ask, else a new one. Never retried: a lost
+    /// answer is consumed, and the call is asked again (fail closed).
+    pub async fn mcp_ask(&self, call: &ToolCall) -> Result<McpAskAnswer, Error> {
+        read(
+            self.send(
+                reqwest::Method::POST,
+                "/v1/mcp/asks",
+                Some(call),
+                Retry::Once,
+            )
+            .await?,
+        )
+        .await
+    }
+
+    /// `POST /v1/mcp/asks/attest`: an MCP client's own answer to the pending
+    /// ask of one MCP call (the elicitation `warden mcp` sent it), recorded as
+    /// client-attested and read by that call at once. Not retried: a lost
+    /// answer leaves the ask answered, and the call is asked again.
+    pub async fn mcp_attest(&self, attestation: &McpAttestation) -> Result<McpAskAnswer, Error> {
+        read(
+            self.send(
+                reqwest::Method::POST,
+                "/v1/mcp/asks/attest",
+                Some(attestation),
+                Retry::Once,
+            )
+            .await?,
+        )
+        .await
+    }
+
     /// The thread's pending approvals (with `include_resolved`, all of them).
     pub async fn approvals(
         &self,
@@ -364,6 +399,36 @@ impl Client {
         .await
     }
 
+    /// Makes the daemon's shadow configuration live, keeping the replaced
+    /// set for [`Client::rollback`] (admin); with `write`, the daemon
+    /// rewrites its config file so that the candidate is the config.
+    pub async fn promote(&self, write: bool) -> Result<ReloadReport, Error> {
+        let path = if write {
+            "/v1/admin/promote?write=true"
+        } else {
+            "/v1/admin/promote"
+        };
+        read(
+            self.send::<()>(reqwest::Method::POST, path, None, Retry::Once)
+                .await?,
+        )
+        .await
+    }
+
+    /// Makes the set the daemon's last promotion replaced live again (admin).
+    pub async fn rollback(&self) -> Result<ReloadReport, Error> {
+        read(
+            self.send::<()>(
+                reqwest::Method::POST,
+                "/v1/admin/rollback",
+                None,
+                Retry::Once,
+            )
+            .await?,
+        )
+        .await
+    }
+
     /// The live provider set (admin).
     pub async fn providers(&self) -> Result<ProviderList, Error> {
         read(
@@ -405,6 +470,24 @@ impl Client {
             }
         };
         read(response).await
+    }
+
+    /// Which of these tools (`mcp__<server>__<tool>`) may be offered: those
+    /// the native rules deny by name alone are not (`POST /v1/tools/offered`).
+    pub async fn offered(&self, tools: &[String]) -> Result<OfferAnswer, Error> {
+        let query = OfferQuery {
+            tools: tools.to_vec(),
+        };
+        read(
+            self.send(
+                reqwest::Method::POST,
+                "/v1/tools/offered",
+                Some(&query),
+                Retry::Idempotent,
+            )
+            .await?,
+        )
+        .await
     }
 
     /// `GET /healthz`: the daemon is up and has a provider set.

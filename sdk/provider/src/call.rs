@@ -153,6 +153,26 @@ impl Call {
         self.command().map(analysis::shell::analyze)
     }
 
+    /// The places the shell command would contact over the network: the
+    /// URLs of `curl` and `wget`, the remotes of `git`, the destinations of
+    /// `ssh`, `scp`, `sftp`, `rsync`, `nc`, `telnet`, and `/dev/tcp/…`, each
+    /// with its host (lower-cased) and port when known; empty without a
+    /// command. A destination that is not literal (`curl "$URL"`) has no host:
+    /// a provider that allows only listed hosts refuses it. What the analysis
+    /// cannot see through (`eval "$x"`, a computed program) is not here either:
+    /// check [`Analysis::is_opaque`] too.
+    ///
+    /// ```
+    /// use warden_provider::{json, Call};
+    ///
+    /// let call = Call::new("bash", json!({"command": "curl -o out.html -H 'X: y' https://api.example.com/v1 && git push git@code.example.org:o/r.git"}));
+    /// let hosts: Vec<_> = call.contacts().into_iter().map(|c| c.host.unwrap()).collect();
+    /// assert_eq!(hosts, ["api.example.com", "code.example.org"]);
+    /// ```
+    pub fn contacts(&self) -> Vec<analysis::contacts::Contact> {
+        self.shell().map(|a| a.contacts()).unwrap_or_default()
+    }
+
     /// A string argument as a lexically canonical path (the host's own
     /// canonicalisation): `.`, `..` and repeated slashes collapsed, `..` never
     /// above `/`. The contract carries neither the run's working directory nor

@@ -48,7 +48,10 @@
 //! the configured provider for the life of the instance, hands every call to
 //! [`Provider::evaluate`] as a [`Call`] with typed helpers ([`Call::arg_str`],
 //! [`Call::get`] with a [`JsonPath`], [`Call::role_tool_key`], the host's shell
-//! analysis with [`Call::shell`], [`Call::path_arg`] canonicalised, [`Glob`]
+//! analysis with [`Call::shell`] (each command's operands, its options with
+//! their values: [`analysis::shell::Command::options`],
+//! [`analysis::shell::takes_value`]), the hosts it would contact with
+//! [`Call::contacts`], [`Call::path_arg`] canonicalised, [`Glob`]
 //! patterns), and turns
 //! your [`Decision`] into the contract's. Everything but the export works on
 //! the native target too, so providers are unit-tested with a plain `cargo test`.
@@ -159,6 +162,75 @@ pub mod __private {
         }
     }
 
+    /// The contract the bindings were generated from, as the manifest names it.
+    pub const CONTRACT: &str = "warden:guardrail@0.1.0";
+
+    /// The `warden:manifest` section [`export!`](crate::export) writes, as
+    /// JSON: `(bytes, length)`, built at compile time. Call it with `N = 0`
+    /// for the length, then with that length for the bytes. `schema` is
+    /// JSON text, copied as it is (the host parses and checks it at load).
+    pub const fn manifest<const N: usize>(
+        name: &str,
+        version: &str,
+        schema: Option<&str>,
+    ) -> ([u8; N], usize) {
+        let mut out = [0u8; N];
+        let mut len = put(&mut out, 0, b"{\"name\":");
+        len = put_string(&mut out, len, name.as_bytes());
+        len = put(&mut out, len, b",\"version\":");
+        len = put_string(&mut out, len, version.as_bytes());
+        len = put(&mut out, len, b",\"contract\":");
+        len = put_string(&mut out, len, CONTRACT.as_bytes());
+        if let Some(schema) = schema {
+            len = put(&mut out, len, b",\"config_schema\":");
+            len = put(&mut out, len, schema.as_bytes());
+        }
+        len = put(&mut out, len, b"}");
+        (out, len)
+    }
+
+    /// Writes `bytes` at `len` (as far as `out` reaches); the new length.
+    const fn put<const N: usize>(out: &mut [u8; N], mut len: usize, bytes: &[u8]) -> usize {
+        let mut i = 0;
+        while i < bytes.len() {
+            if len < N {
+                out[len] = bytes[i];
+            }
+            len += 1;
+            i += 1;
+        }
+        len
+    }
+
+    /// Writes `text` as a JSON string.
+    const fn put_string<const N: usize>(out: &mut [u8; N], len: usize, text: &[u8]) -> usize {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut len = put(out, len, b"\"");
+        let mut i = 0;
+        while i < text.len() {
+            let b = text[i];
+            len = match b {
+                b'"' => put(out, len, b"\\\""),
+                b'\\' => put(out, len, b"\\\\"),
+                0..0x20 => put(
+                    out,
+                    len,
+                    &[
+                        b'\\',
+                        b'u',
+                        b'0',
+                        b'0',
+                        HEX[(b >> 4) as usize],
+                        HEX[(b & 15) as usize],
+                    ],
+                ),
+                _ => put(out, len, &[b]),
+            };
+            i += 1;
+        }
+        put(out, len, b"\"")
+    }
+
     pub fn info<P: Provider>(version: &str) -> wit::ProviderInfo {
         wit::ProviderInfo {
             name: P::NAME.to_string(),
@@ -167,13 +239,24 @@ pub mod __private {
     }
 }
 
-/// Exports a [`Provider`] as the component's `warden:guardrail/provider`.
+/// Exports a [`Provider`] as the component's `warden:guardrail/provider`,
+/// with its manifest.
 ///
 /// Call it once, at the top level of your crate (a `cdylib`). The provider's
 /// version is your crate's `version` from `Cargo.toml`.
+///
+/// The component carries a manifest (a `warden:manifest` custom section:
+/// the provider's name, version and contract, which `warden inspect` shows).
+/// Give the JSON Schema of your config and Warden checks an operator's
+/// `config:` against it at load, refusing a config that breaks it with the
+/// field's JSON pointer:
+///
+/// ```ignore
+/// warden_provider::export!(Blocklist, config_schema = include_str!("../config.schema.json"));
+/// ```
 #[macro_export]
 macro_rules! export {
-    ($provider:ty) => {
+    (@export $provider:ty, $schema:expr) => {
         const _: () = {
             struct WardenExport;
 
@@ -181,6 +264,24 @@ macro_rules! export {
                 static STATE: $crate::__private::State<$provider> =
                     const { $crate::__private::State::new() };
             }
+
+            const MANIFEST_LEN: usize = $crate::__private::manifest::<0>(
+                <$provider as $crate::Provider>::NAME,
+                ::core::env!("CARGO_PKG_VERSION"),
+                $schema,
+            )
+            .1;
+
+            // The manifest, as a custom section of the component's core module.
+            #[cfg(target_arch = "wasm32")]
+            #[unsafe(link_section = "warden:manifest")]
+            #[used]
+            static MANIFEST: [u8; MANIFEST_LEN] = $crate::__private::manifest::<MANIFEST_LEN>(
+                <$provider as $crate::Provider>::NAME,
+                ::core::env!("CARGO_PKG_VERSION"),
+                $schema,
+            )
+            .0;
 
             impl $crate::bindings::exports::warden::guardrail::provider::Guest for WardenExport {
                 fn info() -> $crate::bindings::warden::guardrail::types::ProviderInfo {
@@ -202,5 +303,11 @@ macro_rules! export {
 
     $crate::bindings::__export_world!(WardenExport with_types_in $crate::bindings);
         };
+    };
+    ($provider:ty, config_schema = $schema:expr $(,)?) => {
+        $crate::export!(@export $provider, ::core::option::Option::Some($schema));
+    };
+    ($provider:ty $(,)?) => {
+        $crate::export!(@export $provider, ::core::option::Option::None);
     };
 }

@@ -15,8 +15,10 @@ command), both allowed. Providers:
 
 - ``allowlist``: DeerFlow's ``AllowlistProvider`` (it reads the tool name).
 - ``warden``: ``WardenProvider`` over ``warden.Warden`` with the allowlist
-  provider under ``limits: {timeout_ms: 1}``: its worst case (5 ms) is within
-  the default inline budget, so the async path judges on the event loop.
+  provider under ``limits: {timeout_ms: 1, configure_timeout_ms: 1}``: its
+  worst case (5 ms: the wait for an instance, a new one's ``configure``, the
+  call) is within the default inline budget, so the async path judges on the
+  event loop.
 - ``warden, off the loop``: the same with ``inline_budget_ms: 0``: the async
   path hops to a worker thread (``asyncio.to_thread``), as every async call
   did before.
@@ -48,7 +50,7 @@ CONFIG = f"""guardrails:
     - name: allowlist
       wasm: builtin:allowlist
       config: {{allowed_tools: [{", ".join(TOOLS)}]}}
-      limits: {{timeout_ms: 1}}
+      limits: {{timeout_ms: 1, configure_timeout_ms: 1}}
 """
 CALLS = {
     "allowlist-only call": ("web_search", {"query": "deerflow guardrails"}),

@@ -21,11 +21,25 @@ HOSTILE = GUESTS / "hostile.wasm"
 CLASSIFIER = GUESTS / "classifier.wasm"
 
 
-def allowlist_yaml(timeout_ms):
+# A new instance's configure gets room to spare on a loaded machine (1 ms
+# would be refused there now and then); the budgets below are set from it.
+CONFIGURE_MS = 20
+
+
+def worst_case(timeout_ms, configure_ms=CONFIGURE_MS):
+    """One provider's worst case: its limit waiting for an instance, then a
+    limit and one tick (1 ms) twice: configuring a new instance, the call."""
+    return timeout_ms + (configure_ms + 1) + (timeout_ms + 1)
+
+
+BUDGET = worst_case(1)
+
+
+def allowlist_yaml(timeout_ms, configure_ms=CONFIGURE_MS):
     return (
         "guardrails:\n  providers:\n"
         "    - {name: allowlist, wasm: builtin:allowlist, config: {allowed_tools: [bash]},"
-        f" limits: {{timeout_ms: {timeout_ms}}}}}\n"
+        f" limits: {{timeout_ms: {timeout_ms}, configure_timeout_ms: {configure_ms}}}}}\n"
     )
 
 
@@ -59,10 +73,10 @@ async def judged_beside_a_ticker(judge):
 
 
 def test_a_configuration_bounded_within_the_budget_is_judged_on_the_loop(tmp_path, hops):
-    # One provider with a 1 ms limit: at most 5 ms (a wait for an instance,
-    # a new instance configured, the call), the default budget.
-    warden = Warden.from_string(allowlist_yaml(1), data_dir=tmp_path)
-    assert warden.worst_case_ms == 5.0 and warden.inline_budget_ms == 5.0
+    # One provider whose worst case (a wait for an instance, a new instance
+    # configured, the call) is within the budget.
+    warden = Warden.from_string(allowlist_yaml(1), data_dir=tmp_path, inline_budget_ms=BUDGET)
+    assert warden.worst_case_ms == BUDGET
     assert warden.judges_inline()
 
     async def judge():
@@ -105,7 +119,7 @@ def test_a_budget_of_zero_never_judges_on_the_loop(tmp_path, hops):
 def test_a_call_naming_a_thread_is_judged_off_the_loop(tmp_path, hops):
     # Its thread's pause is looked up in the approval store (and an overdue
     # one expired there): not on the loop.
-    warden = Warden.from_string(allowlist_yaml(1), data_dir=tmp_path)
+    warden = Warden.from_string(allowlist_yaml(1), data_dir=tmp_path, inline_budget_ms=BUDGET)
     call = {"tool_name": "bash", "tool_input": {"command": "ls"}, "context": {"thread_id": "t-1"}}
     assert warden.judges_inline() and not warden.judges_inline(call)
     assert asyncio.run(warden.adecide(call)).allow
@@ -115,9 +129,9 @@ def test_a_call_naming_a_thread_is_judged_off_the_loop(tmp_path, hops):
 
 def test_the_budget_can_be_changed_on_a_running_warden(tmp_path):
     warden = Warden.from_string(allowlist_yaml(1), data_dir=tmp_path)
-    warden.inline_budget_ms = 4.5
+    warden.inline_budget_ms = BUDGET - 0.5
     assert not warden.judges_inline()
-    warden.inline_budget_ms = 5
+    warden.inline_budget_ms = BUDGET
     assert warden.judges_inline()
 
 
@@ -130,27 +144,28 @@ def test_an_inline_budget_that_is_not_a_duration_is_refused(tmp_path, budget):
 def test_the_worst_case_counts_every_provider_and_the_classifier(tmp_path):
     text = (
         allowlist_yaml(1)
-        + f"    - {{name: slow, wasm: {HOSTILE}, config: {{behaviour: slow, ms: 0}}, limits: {{timeout_ms: 2}}}}\n"
-        + f"    - {{name: risk, wasm: {CLASSIFIER}, role: classifier, limits: {{timeout_ms: 3}}}}\n"
+        + f"    - {{name: slow, wasm: {HOSTILE}, config: {{behaviour: slow, ms: 0}},\n"
+        + "       limits: {timeout_ms: 2, configure_timeout_ms: 2}}\n"
+        + f"    - {{name: risk, wasm: {CLASSIFIER}, role: classifier,\n"
+        + "       limits: {timeout_ms: 3, configure_timeout_ms: 3}}\n"
     )
     warden = Warden.from_string(text, data_dir=tmp_path)
-    # Each: its limit waiting for an instance, then its limit and one tick
-    # (1 ms) twice: configuring a new instance, the call.
-    assert warden.worst_case_ms == (1 + 2 * 2) + (2 + 2 * 3) + (3 + 2 * 4)
+    assert warden.worst_case_ms == worst_case(1) + worst_case(2, 2) + worst_case(3, 3)
 
 
 def test_without_providers_every_call_is_judged_on_the_loop(tmp_path):
     warden = Warden.from_string("guardrails:\n  providers: []\n", data_dir=tmp_path)
     assert warden.worst_case_ms == 0.0 and warden.judges_inline()
+    assert warden.inline_budget_ms == 5.0  # the default
 
 
 def test_a_reload_changes_the_worst_case(tmp_path, hops):
     config = tmp_path / "warden.yaml"
     config.write_text(allowlist_yaml(1))
-    warden = Warden.from_config(config, data_dir=tmp_path / "data")
+    warden = Warden.from_config(config, data_dir=tmp_path / "data", inline_budget_ms=BUDGET)
     assert warden.judges_inline()
     config.write_text(allowlist_yaml(50))
     warden.reload()
-    assert warden.worst_case_ms == 50 + 2 * 51 and not warden.judges_inline()
+    assert warden.worst_case_ms == worst_case(50) and not warden.judges_inline()
     assert asyncio.run(warden.aevaluate("bash", {"command": "ls"})).allow
     assert hops == ["evaluate"]

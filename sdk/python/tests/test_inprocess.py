@@ -135,7 +135,10 @@ def test_from_config_loads_a_file_and_judges_calls(tmp_path):
     decision = warden.evaluate("bash", {"command": "git status"})
     assert decision.verdict == "allow" and decision.allow
     assert decision.decided_by == "provider:allowlist"
-    assert warden.health() == {"status": "ok", "generation": decision.generation, "providers": 1}
+    health = warden.health()
+    # The SHA-256 of the configuration the generation was loaded from, as the daemon's.
+    assert len(health.pop("config_sha256")) == 64
+    assert health == {"status": "ok", "generation": decision.generation, "providers": 1}
 
 
 def test_from_string_resolves_relative_paths_from_base_dir(tmp_path):

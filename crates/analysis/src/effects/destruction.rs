@@ -38,7 +38,7 @@ const SYSTEM_DIRS: &[&str] = &[
     "/boot/efi",
 ];
 
-fn is_system_path(places: &Places, path: &str) -> bool {
+pub(super) fn is_system_path(places: &Places, path: &str) -> bool {
     SYSTEM_DIRS.contains(&path) || places.is_home(path)
 }
 
@@ -104,4 +104,22 @@ pub(super) fn destroys(a: &Analysis, i: usize, places: &Places) -> Option<String
         }
         _ => None,
     }
+}
+
+/// A recursive remover or a shredder whose targets nobody sees before it
+/// runs: the arguments `xargs` or `parallel` read from their input, or
+/// `find -exec`'s `{}` ([`Effect::BlindDestruction`](super::Effect::BlindDestruction)).
+pub(super) fn destroys_unseen(c: &crate::shell::Command) -> Option<String> {
+    let program = c.program.as_deref()?;
+    let destructive = match program {
+        "rm" => has_flag(c, &["--recursive", "-r", "-R"]),
+        "shred" | "srm" | "wipe" => true,
+        _ => false,
+    };
+    let unseen = match c.origin {
+        Origin::Xargs => true,
+        Origin::FindExec => c.args.iter().any(|a| a.value.contains("{}")),
+        _ => false,
+    };
+    (destructive && unseen).then(|| format!("{program} removes targets only known when it runs"))
 }

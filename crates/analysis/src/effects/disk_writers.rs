@@ -5,7 +5,7 @@
 use crate::path::{canonicalize, comparison_form};
 use crate::shell::Command;
 
-use super::command::has_flag;
+use super::command::{has_flag, value_of};
 use super::written_files::is_block_device;
 
 /// Programs that write a disk raw, and whether this invocation does.
@@ -18,6 +18,10 @@ pub(super) fn disk_writer(c: &Command) -> Option<String> {
     };
     let first_operand = || c.operands().next().map(|a| a.value.as_str()).unwrap_or("");
     let reads_only = |flags: &[&str]| has_flag(c, flags);
+    let only_flags = |allowed: &[&str]| {
+        let flags = c.flags();
+        !flags.is_empty() && flags.iter().all(|f| allowed.contains(&f))
+    };
     let what: &str = match program {
         p if p.starts_with("mkfs") || p.starts_with("mke2fs") || p.starts_with("mkdosfs") => {
             "makes a file system on"
@@ -31,13 +35,48 @@ pub(super) fn disk_writer(c: &Command) -> Option<String> {
         }
         "blkdiscard" | "shred" | "wipe" | "scrub" | "srm" | "zerofree" | "sg_format" => "erases",
         "badblocks" if reads_only(&["-w"]) => "overwrites",
-        "pvcreate" | "pvremove" | "vgcreate" | "vgextend" => "puts a volume on",
+        "pvcreate" | "vgcreate" | "vgextend" => "puts a volume on",
         "grub-install" | "grub2-install" | "install-mbr" | "syslinux" | "extlinux" | "lilo" => {
             "installs a boot loader on"
         }
+        // Printing the super block, label or UUID only reads.
+        "tune2fs" if only_flags(&["-l"]) => return None,
+        "xfs_admin" if only_flags(&["-l", "-u", "-f"]) => return None,
+        // A label program given only the device prints its label.
+        "e2label" | "dosfslabel" | "fatlabel" | "exfatlabel" | "ntfslabel"
+            if c.operands().count() < 2 && !reads_only(&["-r", "--reset", "-i", "--volume-id"]) =>
+        {
+            return None;
+        }
+        "swaplabel" if !reads_only(&["-L", "--label", "-U", "--uuid"]) => return None,
         "tune2fs" | "e2label" | "xfs_admin" | "btrfstune" | "ntfsfix" | "ntfslabel"
-        | "dosfslabel" | "fatlabel" | "swaplabel" | "resize2fs" | "growpart" | "zpool" => {
+        | "dosfslabel" | "fatlabel" | "exfatlabel" | "swaplabel" | "resize2fs" | "growpart" => {
             "edits the file system on"
+        }
+        "mlabel" if !reads_only(&["-s", "-n"]) || c.operands().any(|a| a.value.contains("::")) => {
+            let device = value_of(c, &["-i"]).unwrap_or_default();
+            return Some(format!("mlabel writes the label of {device}"));
+        }
+        // Pools and volumes destroyed need no device operand.
+        "zpool" | "zfs" => {
+            let sub = first_operand();
+            return match sub {
+                "destroy" | "labelclear" => {
+                    Some(format!("{program} {sub} destroys a pool or data set"))
+                }
+                "create" | "add" | "attach" | "replace" | "split" | "initialize" | "remove"
+                    if device().is_some() || sub != "create" =>
+                {
+                    Some(format!("{program} {sub} writes to the pool's devices"))
+                }
+                "rollback" if reads_only(&["-r", "-R"]) => {
+                    Some(format!("{program} rollback destroys later snapshots"))
+                }
+                _ => None,
+            };
+        }
+        "lvremove" | "vgremove" | "pvremove" | "lvreduce" => {
+            return Some(format!("{program} destroys a volume"));
         }
         "ntfsresize" if !reads_only(&["-i", "--info", "-n", "--no-action"]) => {
             "resizes the file system on"
@@ -331,4 +370,143 @@ pub(super) fn disk_writer(c: &Command) -> Option<String> {
     };
     let device = device()?;
     Some(format!("{program} {what} {device}"))
+}
+
+/// Programs the table above judges itself (their read-only forms decided by
+/// their flags), those whose writes [`super::written`] sees (`ddrescue`'s
+/// output), and programs that only read a disk given as an operand or print
+/// what they know of it.
+const DISK_READERS: &[&str] = &[
+    "tune2fs",
+    "xfs_admin",
+    "e2label",
+    "dosfslabel",
+    "fatlabel",
+    "exfatlabel",
+    "ntfslabel",
+    "swaplabel",
+    "btrfstune",
+    "ntfsfix",
+    "resize2fs",
+    "growpart",
+    "mlabel",
+    "zpool",
+    "zfs",
+    "dosfsck",
+    "ntfsclone",
+    "cfdisk",
+    "cgdisk",
+    "systemd-cryptenroll",
+    "cryptsetup",
+    "integritysetup",
+    "veritysetup",
+    "nvme",
+    "xorriso",
+    "xorrisofs",
+    "xorrecord",
+    "growisofs",
+    "wodim",
+    "cdrecord",
+    "qemu-img",
+    "bmaptool",
+    "ddrescue",
+    "dc3dd",
+    "dcfldd",
+    "lsblk",
+    "blkid",
+    "file",
+    "stat",
+    "ls",
+    "smartctl",
+    "hdparm",
+    "fdisk",
+    "sfdisk",
+    "gdisk",
+    "parted",
+    "sgdisk",
+    "partx",
+    "partprobe",
+    "blockdev",
+    "udevadm",
+    "wipefs",
+    "badblocks",
+    "e2fsck",
+    "fsck",
+    "xfs_repair",
+    "dumpe2fs",
+    "debugfs",
+    "ntfsresize",
+    "mdadm",
+    "efibootmgr",
+    "btrfs",
+    "cat",
+    "od",
+    "xxd",
+    "hexdump",
+    "hd",
+    "strings",
+    "cmp",
+    "md5sum",
+    "sha1sum",
+    "sha256sum",
+    "sha512sum",
+    "b2sum",
+    "pv",
+    "isoinfo",
+    "sg_inq",
+    "eject",
+    "mount",
+    "umount",
+    "findmnt",
+    "df",
+    "pvs",
+    "pvdisplay",
+    "pvck",
+    "echo",
+    "printf",
+    "systemctl",
+    "journalctl",
+];
+
+/// A whole disk (not a partition) named literally: `/dev/sda`, `/dev/vdb`,
+/// `/dev/nvme0n1`, `/dev/mmcblk0`, macOS's `/dev/disk2` and `/dev/rdisk2`.
+fn is_whole_disk(value: &str) -> bool {
+    let Some(name) = value.strip_prefix("/dev/") else {
+        return false;
+    };
+    let letters = |prefix: &str| {
+        name.strip_prefix(prefix)
+            .is_some_and(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_lowercase()))
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    letters("sd")
+        || letters("hd")
+        || letters("vd")
+        || letters("xvd")
+        || name
+            .strip_prefix("nvme")
+            .and_then(|r| r.split_once('n'))
+            .is_some_and(|(c, n)| digits(c) && digits(n))
+        || name.strip_prefix("mmcblk").is_some_and(digits)
+        || name.strip_prefix("disk").is_some_and(digits)
+        || name.strip_prefix("rdisk").is_some_and(digits)
+}
+
+/// A program the table does not know as a disk's reader, given a whole disk
+/// as an operand: it may write it, so a human says whether it does
+/// ([`Effect::DiskOperand`](super::Effect::DiskOperand)).
+pub(super) fn disk_operand(c: &Command) -> Option<String> {
+    // Most commands name no device: the cheap test first.
+    if !c.args.iter().any(|a| a.value.starts_with("/dev/")) {
+        return None;
+    }
+    let program = c.program.as_deref().unwrap_or(&c.written);
+    if DISK_READERS.contains(&program) || program.starts_with("fsck") {
+        return None;
+    }
+    let disk = c.operands().find(|a| is_whole_disk(&a.value))?;
+    Some(format!(
+        "{program} is given the whole disk {}, which it may write",
+        disk.value
+    ))
 }

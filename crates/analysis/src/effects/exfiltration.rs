@@ -23,7 +23,8 @@ pub(super) fn socket_exec(c: &Command) -> Option<String> {
             .iter()
             .any(|a| NETWORK.iter().any(|n| a.starts_with(n)))
             .then(|| exec.split(',').next().unwrap_or("").to_string())
-    } else if c.is("openssl") {
+    } else if c.is("openssl") || c.is("telnet") {
+        // telnet's `-e` is its escape character, not a program.
         None
     } else {
         let args = &c.args;
@@ -44,10 +45,12 @@ pub(super) fn socket_exec(c: &Command) -> Option<String> {
 /// a pipeline stage other than literal text (`echo`/`printf` of literal words).
 pub(super) fn sends_local_data(a: &Analysis, i: usize) -> bool {
     let c = &a.commands[i];
-    if c.redirects
-        .iter()
-        .any(|r| r.op == RedirectOp::Input && r.fd.is_none_or(|fd| fd == 0))
-    {
+    if c.redirects.iter().any(|r| {
+        r.op == RedirectOp::Input
+                && r.fd.is_none_or(|fd| fd == 0)
+                // `</dev/null` closes the input: `openssl s_client … </dev/null`.
+                && r.target.value != "/dev/null"
+    }) {
         return true;
     }
     a.upstream(i).into_iter().any(|j| {
@@ -187,10 +190,14 @@ pub(super) fn uploads(a: &Analysis, i: usize) -> Option<String> {
         }
         "s3cmd" => {
             let sub = *operands.first()?;
-            matches!(sub, "put" | "sync" | "cp" | "mv" | "modify")
-                .then(|| local_to(&|s: &str| s.starts_with("s3://")))
-                .flatten()
-                .map(|to| format!("s3cmd {sub} {to}"))
+            // The locations follow the sub-command: a bucket-to-bucket `mv` uploads nothing.
+            let remote = |s: &str| s.starts_with("s3://");
+            let (dest, sources) = operands[1..].split_last()?;
+            (matches!(sub, "put" | "sync" | "cp" | "mv" | "modify")
+                && remote(dest)
+                && sources.iter().any(|s| !remote(s)))
+            .then_some(dest)
+            .map(|to| format!("s3cmd {sub} {to}"))
         }
         "aws" | "gsutil" | "gcloud" | "az" => {
             let storage = operands.iter().position(|o| {

@@ -21,32 +21,43 @@
 //! ```
 
 mod command;
+mod credentials;
+mod defence_evasion;
 mod destruction;
 mod disk_writers;
 mod download;
 mod exfiltration;
+mod host_state;
+mod one_liners;
+mod persistence;
 mod places;
 mod privilege;
 mod processes;
 mod programs;
+mod system_files;
 mod written_files;
 
 pub use places::Places;
 pub use written_files::written;
 
 use crate::path::canonicalize;
-use crate::shell::{Analysis, Command, Origin};
+use crate::shell::{Analysis, Command, Origin, analyze};
 
 use command::name;
-use destruction::destroys;
-use disk_writers::disk_writer;
+use credentials::prints_credential;
+use defence_evasion::{evades, is_trace_file};
+use destruction::{destroys, destroys_unseen, is_system_path};
+use disk_writers::{disk_operand, disk_writer};
 use download::{
     connects_a_shell, decodes_and_runs, downloads, has_escapes, inline_code, script_operand,
 };
 use exfiltration::{sends_local_data, socket_exec, uploads};
+use host_state::{changes_host, is_kernel_file};
+use persistence::{is_persistence_file, schedules};
 use privilege::privilege;
 use processes::{fork_bomb, signals_all};
 use programs::{is_decoder, is_downloader, is_interpreter, is_shell, is_socket_client};
+use system_files::is_system_file;
 use written_files::{is_account_file, is_block_device};
 
 /// One effect of the table.
@@ -85,6 +96,29 @@ pub enum Effect {
     /// Runs with elevated privileges or grants them (`sudo`, `su`, setuid
     /// bits, files given to root, capabilities, account tools).
     Privilege,
+    /// Sets up code to run later, unseen: a scheduled job (`crontab -`, `at`),
+    /// a service unit written or enabled, a shell or session start-up file, an
+    /// authorized key, a git hook or `core.hooksPath`, a preload library.
+    Persistence,
+    /// Turns off or erases what watches the machine: the shell history, the
+    /// firewall, SELinux or AppArmor, audit rules and `auditd`, logs and login records.
+    DefenceEvasion,
+    /// Changes the running host: power, services stopped or masked, kernel
+    /// parameters and modules, remounts.
+    HostState,
+    /// Writes, removes or moves a file under the system's directories
+    /// (`/etc`, `/boot`, `/usr`, `/var/lib`, `/bin`, `/sbin`, `/lib*`).
+    SystemFile,
+    /// Removes recursively or shreds targets nobody sees before it runs: the
+    /// input of `xargs` or `parallel`, `find -exec`'s `{}`.
+    BlindDestruction,
+    /// Gives a whole disk (`/dev/sda`, `/dev/nvme0n1`) as an operand to a
+    /// program not known to only read it, which may write it.
+    DiskOperand,
+    /// Prints a credential a tool keeps (`gh auth token`, `aws configure get
+    /// aws_secret_access_key`, `gcloud auth print-access-token`, a keyring's
+    /// or password manager's entry): a secret into the call's output.
+    CredentialRead,
 }
 
 /// How strict the verdict on an effect is.
@@ -98,7 +132,7 @@ pub enum Severity {
 
 impl Effect {
     /// Every effect, in the order of the table.
-    pub const ALL: [Effect; 11] = [
+    pub const ALL: [Effect; 18] = [
         Effect::DiskWrite,
         Effect::DestroySystem,
         Effect::AccountFile,
@@ -110,6 +144,13 @@ impl Effect {
         Effect::RawExfiltration,
         Effect::Upload,
         Effect::Privilege,
+        Effect::Persistence,
+        Effect::DefenceEvasion,
+        Effect::HostState,
+        Effect::SystemFile,
+        Effect::BlindDestruction,
+        Effect::DiskOperand,
+        Effect::CredentialRead,
     ];
 
     /// The effect's name, as the corpus and the docs write it.
@@ -126,6 +167,13 @@ impl Effect {
             Effect::RawExfiltration => "raw_exfiltration",
             Effect::Upload => "upload",
             Effect::Privilege => "privilege",
+            Effect::Persistence => "persistence",
+            Effect::DefenceEvasion => "defence_evasion",
+            Effect::HostState => "host_state",
+            Effect::SystemFile => "system_file",
+            Effect::BlindDestruction => "blind_destruction",
+            Effect::DiskOperand => "disk_operand",
+            Effect::CredentialRead => "credential_read",
         }
     }
 
@@ -138,15 +186,29 @@ impl Effect {
     /// ask for what an operator commonly does on purpose.
     pub fn severity(self) -> Severity {
         match self {
-            Effect::Upload | Effect::Privilege => Severity::Ask,
+            Effect::Upload
+            | Effect::Privilege
+            | Effect::Persistence
+            | Effect::DefenceEvasion
+            | Effect::HostState
+            | Effect::SystemFile
+            | Effect::BlindDestruction
+            | Effect::DiskOperand => Severity::Ask,
             _ => Severity::Deny,
         }
     }
 
     /// A floor applies whatever an explicit rule allows (like the sensitive
     /// paths); an advisory effect only when no explicit rule decided the call.
+    /// Every deny is a floor; so are the asks for what an agent's everyday
+    /// work never needs but an operator sometimes does on purpose
+    /// (persistence, defence evasion, host state, system files): a human
+    /// approves them even under an allow-all rule.
     pub fn floor(self) -> bool {
-        self.severity() == Severity::Deny
+        !matches!(
+            self,
+            Effect::Upload | Effect::Privilege | Effect::BlindDestruction
+        )
     }
 }
 
@@ -157,6 +219,43 @@ pub struct Finding {
     pub effect: Effect,
     /// What shows it, in words for a reason's message (`connects a shell to /dev/tcp/…`).
     pub message: String,
+}
+
+/// The effects of writing, removing or changing the file at `path` (canonical,
+/// comparison form; `shown` is how the caller wrote it), whichever tool does
+/// it: `writer` is the program or tool, for the message. A device is a disk
+/// write; otherwise the first family that claims the file: account file,
+/// persistence, defence evasion (logs, history), host state (`/proc/sys`,
+/// `/sys`), system file.
+pub fn file_effects(path: &str, shown: &str, writer: &str, places: &Places) -> Vec<Finding> {
+    let mut found = Vec::new();
+    if is_block_device(path) {
+        found.push(Finding {
+            effect: Effect::DiskWrite,
+            message: format!("{writer} writes to the device {shown}"),
+        });
+    }
+    // The home in comparison form, resolved once for both families that
+    // look under it.
+    let home = places.resolve("~");
+    let family = if is_account_file(path) {
+        Some((Effect::AccountFile, "changes"))
+    } else if is_persistence_file(path, &home) {
+        Some((Effect::Persistence, "changes"))
+    } else if is_trace_file(path, &home) {
+        Some((Effect::DefenceEvasion, "changes or removes"))
+    } else if is_kernel_file(path) {
+        Some((Effect::HostState, "writes"))
+    } else if is_system_file(path) {
+        Some((Effect::SystemFile, "changes"))
+    } else {
+        None
+    };
+    found.extend(family.map(|(effect, verb)| Finding {
+        effect,
+        message: format!("{writer} {verb} {shown}"),
+    }));
+    found
 }
 
 /// Every effect of a command line, in the order found (at most one finding
@@ -231,27 +330,35 @@ pub fn detect(a: &Analysis, places: &Places) -> Vec<Finding> {
         let program = c.program.as_deref().unwrap_or("");
         let upstream = || a.upstream(i).into_iter().map(|j| &a.commands[j]);
 
-        // Files the command writes: devices and account files.
+        // Files the command writes: devices, account, start-up, log, kernel and system files.
         for target in written(c) {
-            let path = places.resolve(target);
-            if is_block_device(&path) {
-                add(
-                    Effect::DiskWrite,
-                    format!("{} writes to the device {target}", name(c)),
-                );
+            for f in file_effects(&places.resolve(target), target, name(c), places) {
+                add(f.effect, f.message);
             }
-            if is_account_file(&path) {
-                add(Effect::AccountFile, format!("{} changes {target}", name(c)));
-            }
+        }
+        if let Some(why) = schedules(c) {
+            add(Effect::Persistence, why);
+        }
+        if let Some(why) = evades(c) {
+            add(Effect::DefenceEvasion, why);
+        } else if let Some(why) = changes_host(c) {
+            add(Effect::HostState, why);
         }
         if let Some(why) = disk_writer(c) {
             add(Effect::DiskWrite, why);
+        } else if let Some(why) = disk_operand(c) {
+            add(Effect::DiskOperand, why);
         }
         if let Some(why) = destroys(a, i, places) {
             add(Effect::DestroySystem, why);
+        } else if let Some(why) = destroys_unseen(c) {
+            add(Effect::BlindDestruction, why);
         }
         if let Some(why) = signals_all(c) {
             add(Effect::SignalAll, why);
+        }
+        if let Some(why) = prints_credential(c) {
+            add(Effect::CredentialRead, why);
         }
 
         // Shells and interpreters: what feeds them.
@@ -275,6 +382,14 @@ pub fn detect(a: &Analysis, places: &Places) -> Vec<Finding> {
                     format!("pipes decoded text into {program}"),
                 );
             }
+            if let Some(t) = feeds.iter().find(|u| programs::transforms_text(u))
+                && is_shell(c)
+            {
+                add(
+                    Effect::HiddenCode,
+                    format!("pipes text transformed by {} into {program}", name(t)),
+                );
+            }
             if feeds.iter().any(|u| has_escapes(u)) {
                 add(
                     Effect::HiddenCode,
@@ -290,6 +405,35 @@ pub fn detect(a: &Analysis, places: &Places) -> Vec<Finding> {
                 }
                 if decodes_and_runs(code) {
                     add(Effect::HiddenCode, format!("{program} runs decoded text"));
+                }
+                if one_liners::fetches_and_runs(code) {
+                    add(
+                        Effect::DownloadExec,
+                        format!("{program} evaluates code it downloads"),
+                    );
+                }
+                // Shell text the one-liner runs, judged as the commands it is
+                // (each is a strict part of this line, so this ends).
+                for text in one_liners::shell_text(code) {
+                    for f in detect(&analyze(&text), places) {
+                        add(f.effect, format!("{program} runs `{text}`: {}", f.message));
+                    }
+                }
+                for tree in one_liners::removed_trees(code) {
+                    if is_system_path(places, &places.resolve(&tree)) {
+                        add(
+                            Effect::DestroySystem,
+                            format!("{program} removes the tree {tree}"),
+                        );
+                    }
+                }
+                for device in one_liners::written_devices(code) {
+                    if is_block_device(&places.resolve(&device)) {
+                        add(
+                            Effect::DiskWrite,
+                            format!("{program} writes to the device {device}"),
+                        );
+                    }
                 }
             }
             if let Some(script) = script_operand(c)

@@ -15,43 +15,52 @@ const DOWNLOADERS: &[&str] = &[
     "GET",
 ];
 
-const SHELLS: &[&str] = &[
-    "sh",
-    "bash",
-    "zsh",
-    "dash",
-    "ksh",
-    "mksh",
-    "ash",
-    "fish",
-    "yash",
-    "posh",
-    "rbash",
-    "pwsh",
-    "powershell",
-];
+/// Shells by name. A `match` rather than a list: every command of every call
+/// asks (twice for interpreters), and it rejects most names in one
+/// comparison by length.
+fn is_shell_name(p: &str) -> bool {
+    matches!(
+        p,
+        "sh" | "bash"
+            | "zsh"
+            | "dash"
+            | "ksh"
+            | "mksh"
+            | "ash"
+            | "fish"
+            | "yash"
+            | "posh"
+            | "rbash"
+            | "pwsh"
+            | "powershell"
+    )
+}
 
-const INTERPRETERS: &[&str] = &[
-    "python",
-    "python2",
-    "python3",
-    "perl",
-    "ruby",
-    "node",
-    "nodejs",
-    "php",
-    "lua",
-    "tclsh",
-    "source",
-    ".",
-    "osascript",
-    "irb",
-    "deno",
-    "bun",
-    "Rscript",
-    "awk",
-    "gawk",
-];
+/// Interpreters other than shells, by name.
+fn is_interpreter_name(p: &str) -> bool {
+    matches!(
+        p,
+        "python"
+            | "python2"
+            | "python3"
+            | "perl"
+            | "ruby"
+            | "node"
+            | "nodejs"
+            | "php"
+            | "lua"
+            | "tclsh"
+            | "source"
+            | "."
+            | "osascript"
+            | "irb"
+            | "deno"
+            | "bun"
+            | "Rscript"
+            | "awk"
+            | "gawk"
+    )
+}
 
 const SOCKET_CLIENTS: &[&str] = &[
     "nc",
@@ -66,13 +75,13 @@ const SOCKET_CLIENTS: &[&str] = &[
 ];
 
 pub(super) fn is_shell(c: &Command) -> bool {
-    c.program.as_deref().is_some_and(|p| SHELLS.contains(&p))
+    c.program.as_deref().is_some_and(is_shell_name)
 }
 
 pub(super) fn is_interpreter(c: &Command) -> bool {
     c.program.as_deref().is_some_and(|p| {
-        SHELLS.contains(&p)
-            || INTERPRETERS.contains(&p)
+        is_shell_name(p)
+            || is_interpreter_name(p)
             || (p.starts_with("python") && p[6..].bytes().all(|b| b.is_ascii_digit() || b == b'.'))
     }) && !(c.is("awk") || c.is("gawk"))
 }
@@ -105,4 +114,18 @@ pub(super) fn is_decoder(c: &Command) -> bool {
         Some("uudecode") => true,
         _ => false,
     }
+}
+
+/// Programs that rewrite text in ways Warden does not evaluate (`tr`, `rev`,
+/// `sed`, `awk`, `perl -p`): what they pipe into a shell is hidden code.
+pub(super) fn transforms_text(c: &Command) -> bool {
+    matches!(
+        c.program.as_deref(),
+        Some(
+            "tr" | "rev" | "sed" | "awk" | "gawk" | "mawk" | "nawk" | "iconv" | "caesar" | "rot13"
+        )
+    ) || (c.is("perl")
+        && c.args
+            .iter()
+            .any(|a| a.value.starts_with("-p") || a.value.starts_with("-n")))
 }

@@ -31,11 +31,50 @@ pub fn written(c: &Command) -> Vec<&str> {
         | "vi" | "vim" | "nvim" | "nano" | "emacs" | "ed" | "ex" | "pico" | "joe" | "vipw"
         | "vigr" => out.extend(operands()),
         "ddrescue" | "dd_rescue" => out.extend(operands().nth(1)),
+        // Deleting is writing: archivers that remove what they archive (every
+        // operand, the archive included, which they write anyway), trash
+        // commands, and find's starting points when it deletes or runs a
+        // remover on what it finds (rsync's removed sources: below).
+        "tar" | "bsdtar" if c.args.iter().any(|a| a.value == "--remove-files") => {
+            out.extend(operands())
+        }
+        "zip"
+            if c.args.iter().any(|a| {
+                a.value == "--move"
+                    || (!a.value.starts_with("--")
+                        && a.value.starts_with('-')
+                        && a.value.contains('m'))
+            }) =>
+        {
+            out.extend(operands())
+        }
+        "7z" | "7za" | "7zr" if c.args.iter().any(|a| a.value == "-sdel") => out.extend(operands()),
+        "trash-put" | "trash" | "gio-trash" => out.extend(operands()),
+        "gio" if matches!(operands().next(), Some("trash" | "remove" | "rm")) => {
+            out.extend(operands().skip(1))
+        }
+        "find" if find_removes(c) => {
+            // The starting points follow find's own options (`-L`, `-O3`, `-D x`).
+            let mut args = c.args.iter().map(|a| a.value.as_str()).peekable();
+            while let Some(o) =
+                args.next_if(|a| matches!(*a, "-H" | "-L" | "-P" | "-D") || a.starts_with("-O"))
+            {
+                if o == "-D" {
+                    args.next();
+                }
+            }
+            out.extend(args.take_while(|a| !(a.starts_with('-') || *a == "(" || *a == "!")))
+        }
         "cp" | "install" | "ln" | "rsync" => {
             if let Some(dir) = value_of(c, &["-t", "--target-directory"]) {
                 out.push(dir);
             } else if let Some(last) = operands().last() {
                 out.push(last);
+            }
+            if program == "rsync" && c.args.iter().any(|a| a.value == "--remove-source-files") {
+                let all: Vec<&str> = operands().collect();
+                let sources = &all[..all.len().saturating_sub(1)];
+                out.extend(sources.iter().filter(|s| !s.contains(':')));
             }
         }
         "mv" => out.extend(operands()),
@@ -60,6 +99,19 @@ pub fn written(c: &Command) -> Vec<&str> {
         _ => {}
     }
     out
+}
+
+/// Whether `find` deletes what it finds (`-delete`) or runs a remover on it
+/// (`-exec rm {} +`).
+fn find_removes(c: &Command) -> bool {
+    c.args.iter().any(|a| a.value == "-delete")
+        || c.args.windows(2).any(|w| {
+            matches!(w[0].value.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir")
+                && matches!(
+                    w[1].value.rsplit('/').next(),
+                    Some("rm" | "shred" | "unlink" | "srm" | "wipe" | "truncate")
+                )
+        })
 }
 
 /// A block device, by its path: anything under `/dev/` but the devices that

@@ -594,7 +594,7 @@ fn git(args: &[Arg], env: &[(String, Arg)], out: &mut Launches) {
                     .skip_while(|a| a.value.starts_with('-'))
                     .collect();
                 if !words.is_empty() {
-                    out.nested.push(shell(join(&words)));
+                    out.nested.push(shell(Arg::joined(words)));
                 }
             }
         }
@@ -767,19 +767,6 @@ fn config_set(rest: &[Arg], out: &mut Launches) {
             value: format!("{}/pre-commit", value.value.trim_end_matches('/')),
             ..(*value).clone()
         }]));
-    }
-}
-
-/// Words run as one shell command line (`git submodule foreach`).
-fn join(words: &[&Arg]) -> Arg {
-    Arg {
-        value: words
-            .iter()
-            .map(|a| a.value.as_str())
-            .collect::<Vec<_>>()
-            .join(" "),
-        literal: words.iter().all(|a| a.literal),
-        glob: false,
     }
 }
 

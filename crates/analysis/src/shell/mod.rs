@@ -13,13 +13,17 @@
 //! ```
 
 mod braces;
+mod fed;
 mod flags;
 mod launch;
+mod option_values;
+mod scope;
 pub mod syntax;
 mod words;
 mod wrappers;
 
 pub use flags::FlagSet;
+pub use option_values::takes_value;
 use syntax::{Command as Node, CompoundKind, List, Part, Pipeline, Script, Target, Word};
 pub use syntax::{ParseError, RedirectOp};
 pub use words::Arg;
@@ -28,6 +32,10 @@ use words::split_words;
 /// How many command lines inside command lines (`bash -c`, `eval`, …) are
 /// followed before the rest is reported as opaque.
 const MAX_REPARSE: usize = 8;
+
+/// How many calls of the functions a command line defines are followed
+/// (each flattens the body again) before the rest is reported as opaque.
+const MAX_CALLS: usize = 32;
 
 /// Everything the analysis of one command line found.
 #[derive(Clone, Debug, Default)]
@@ -160,11 +168,28 @@ pub struct Command {
     code: Code,
 }
 
+/// What an argument is to its program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    Option,
+    /// The value of the option before it.
+    Value,
+    /// `--`: what follows is operands.
+    EndOfOptions,
+    Operand,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Code {
     None,
     Arg(usize),
     All,
+}
+
+/// What `c` prints into a pipe when it is a literal `echo` or `printf`
+/// (see [`fed::printed`]).
+fn printed(c: &Command) -> Option<String> {
+    fed::printed(c.program.as_deref(), &c.args, !c.redirects.is_empty())
 }
 
 impl Command {
@@ -181,18 +206,57 @@ impl Command {
         )
     }
 
-    /// The arguments that are not options (everything after `--` included).
+    /// The arguments that are not options (everything after `--` included),
+    /// nor the value of an option the program is known to take one for
+    /// (`rsync -e "ssh -p 2222"`: not an operand); for a program the table
+    /// does not know, every word not starting with `-`.
     pub fn operands(&self) -> impl Iterator<Item = &Arg> {
+        self.words()
+            .filter(|(role, _)| *role == Role::Operand)
+            .map(|(_, a)| a)
+    }
+
+    /// The options, in the order written, each with its value when the
+    /// program is known to take one in the next word (`curl -o out.html`:
+    /// `("-o", Some("out.html"))`; see [`takes_value`]). A value attached to
+    /// its option (`-oout.html`, `--output=out.html`) stays in the option's
+    /// word; `--` is not an option.
+    pub fn options(&self) -> impl Iterator<Item = (&str, Option<&Arg>)> {
+        let mut words = self.words().peekable();
+        std::iter::from_fn(move || {
+            loop {
+                let (role, arg) = words.next()?;
+                if role == Role::Option {
+                    let value = words
+                        .next_if(|(role, _)| *role == Role::Value)
+                        .map(|(_, a)| a);
+                    return Some((arg.value.as_str(), value));
+                }
+            }
+        })
+    }
+
+    /// Each argument with what it is to the program.
+    fn words(&self) -> impl Iterator<Item = (Role, &Arg)> {
+        let takes = option_values::of(self.program.as_deref().unwrap_or(""));
         let mut options_ended = false;
-        self.args.iter().filter(move |a| {
+        let mut value_next = false;
+        self.args.iter().map(move |a| {
             if options_ended {
-                return true;
+                return (Role::Operand, a);
+            }
+            if std::mem::take(&mut value_next) {
+                return (Role::Value, a);
             }
             if a.value == "--" {
                 options_ended = true;
-                return false;
+                return (Role::EndOfOptions, a);
             }
-            !(a.value.len() > 1 && a.value.starts_with('-'))
+            if a.value.len() > 1 && a.value.starts_with('-') {
+                value_next = takes.is_some_and(|t| option_values::value_follows(t, &a.value));
+                return (Role::Option, a);
+            }
+            (Role::Operand, a)
         })
     }
 
@@ -292,6 +356,10 @@ impl Analysis {
 pub fn analyze(src: &str) -> Analysis {
     let mut flattener = Flattener {
         out: Analysis::default(),
+        substituted: 0..0,
+        scope: scope::Scope::default(),
+        calls: Vec::new(),
+        called: 0,
     };
     match syntax::parse(src) {
         Ok(mut script) => {
@@ -348,6 +416,15 @@ impl Ctx {
 
 struct Flattener {
     out: Analysis,
+    /// The commands of the process substitutions in the simple command being
+    /// recorded (`bash < <(echo …)`, `source <(echo …)`): what may feed it.
+    substituted: std::ops::Range<usize>,
+    /// The variables, aliases and functions the line has set so far.
+    scope: scope::Scope,
+    /// The functions being called, innermost last.
+    calls: Vec<scope::Function>,
+    /// How many function calls were followed.
+    called: usize,
 }
 
 impl Flattener {
@@ -356,9 +433,17 @@ impl Flattener {
     fn list(&mut self, list: &mut List, heredocs: &[Word], src: &str, ctx: &Ctx) {
         for item in &mut list.items {
             let start = self.out.commands.len();
+            // A background job runs in a child shell: what it sets stays there.
+            let outer = item.background.then(|| self.scope.clone());
             self.pipeline(&mut item.first, heredocs, src, ctx);
+            // What follows `&&` or `||` may not run.
+            self.scope.maybe += 1;
             for (_, pipeline) in &mut item.rest {
                 self.pipeline(pipeline, heredocs, src, ctx);
+            }
+            self.scope.maybe -= 1;
+            if let Some(outer) = outer {
+                self.scope = outer;
             }
             if item.background {
                 for command in &mut self.out.commands[start..] {
@@ -371,6 +456,8 @@ impl Flattener {
     fn pipeline(&mut self, pipeline: &mut Pipeline, heredocs: &[Word], src: &str, ctx: &Ctx) {
         let mut stdin = ctx.stdin.clone();
         let timed = ctx.timed || pipeline.timed;
+        // The stages of a pipeline run in child shells.
+        let piped = pipeline.commands.len() > 1;
         for node in &mut pipeline.commands {
             let start = self.out.commands.len();
             let stage = Ctx {
@@ -378,7 +465,11 @@ impl Flattener {
                 timed,
                 ..ctx.clone()
             };
+            let outer = piped.then(|| self.scope.clone());
             self.node(node, heredocs, src, &stage);
+            if let Some(outer) = outer {
+                self.scope = outer;
+            }
             // The next stage reads what this stage's commands write (not what
             // their substitutions capture).
             stdin = (start..self.out.commands.len())
@@ -400,8 +491,58 @@ impl Flattener {
                     CompoundKind::Function(_) => ctx.with_origin(Origin::Function),
                     _ => ctx.clone(),
                 };
+                // A subshell's settings stay in it; a function's body runs
+                // where it is called, not here.
+                let outer = matches!(
+                    compound.kind,
+                    CompoundKind::Subshell | CompoundKind::Function(_)
+                )
+                .then(|| self.scope.clone());
+                let defined = if let CompoundKind::Function(_) = &compound.kind {
+                    Some(scope::Body {
+                        list: List {
+                            items: compound
+                                .bodies
+                                .iter()
+                                .flat_map(|b| b.items.iter().cloned())
+                                .collect(),
+                        },
+                        heredocs: heredocs.to_vec(),
+                        src: src.to_string(),
+                    })
+                } else {
+                    None
+                };
+                let maybe = !matches!(
+                    compound.kind,
+                    CompoundKind::Subshell
+                        | CompoundKind::Group
+                        | CompoundKind::Function(_)
+                        | CompoundKind::Test
+                        | CompoundKind::Coproc
+                );
+                if matches!(
+                    compound.kind,
+                    CompoundKind::While
+                        | CompoundKind::Until
+                        | CompoundKind::For
+                        | CompoundKind::Select
+                        | CompoundKind::Arithmetic
+                ) {
+                    // A loop's variable, its later rounds, `(( x = … ))`.
+                    self.scope.forget();
+                }
+                self.scope.maybe += usize::from(maybe);
                 for body in &mut compound.bodies {
                     self.list(body, heredocs, src, &inner);
+                }
+                self.scope.maybe -= usize::from(maybe);
+                if let Some(outer) = outer {
+                    self.scope = outer;
+                }
+                if let (CompoundKind::Function(name), Some(body)) = (&compound.kind, defined) {
+                    let body = scope::Function(std::rc::Rc::new(body));
+                    self.scope.function(name, Some(body));
                 }
                 if compound.kind == CompoundKind::Coproc {
                     for command in &mut self.out.commands[start..] {
@@ -417,7 +558,7 @@ impl Flattener {
                 let redirects: Vec<Redirection> = compound
                     .redirects
                     .iter_mut()
-                    .map(|r| self.redirection(r, heredocs, src, ctx))
+                    .flat_map(|r| self.redirection(r, heredocs, src, ctx))
                     .collect();
                 if !redirects.is_empty() {
                     for command in &mut self.out.commands[start..] {
@@ -437,10 +578,19 @@ impl Flattener {
     ) {
         let mut assignments = Vec::new();
         for a in &mut simple.assignments {
+            let assigned = assignment_kind(a, src);
+            let mut others = Vec::new();
             for word in &mut a.value {
                 self.substitutions(&mut word.parts, src, ctx);
             }
             let value = match a.value.as_mut_slice() {
+                [word] if self.scope.concerns(word) => {
+                    let mut values = self.scope.unsplit(word);
+                    let value = values.remove(0);
+                    // The other values the variable may now hold.
+                    others = values;
+                    value
+                }
                 [word] => self.arg(std::mem::take(word)),
                 words => Arg {
                     value: words.iter().map(Word::text).collect::<Vec<_>>().join(" "),
@@ -449,32 +599,166 @@ impl Flattener {
                 },
             };
             assignments.push((std::mem::take(&mut a.name), value));
+            if simple.words.is_empty() {
+                let (name, value) = assignments.last().expect("just pushed");
+                match assigned {
+                    Assigned::Set => {
+                        self.scope.assign(name, value.clone(), false);
+                        self.scope.maybe += 1;
+                        for other in others {
+                            self.scope.assign(name, other, false);
+                        }
+                        self.scope.maybe -= 1;
+                    }
+                    Assigned::Other => self.scope.assign(
+                        name,
+                        Arg {
+                            literal: false,
+                            ..value.clone()
+                        },
+                        false,
+                    ),
+                    Assigned::Maybe => {
+                        self.scope.maybe += 1;
+                        self.scope.assign(name, value.clone(), false);
+                        self.scope.maybe -= 1;
+                        self.scope.forget();
+                    }
+                }
+            }
         }
-        let mut argv: Vec<Arg> = Vec::with_capacity(simple.words.len());
+        // One argument vector per combination of the values the line gave
+        // its variables (almost always one).
+        let mut argvs: Vec<Vec<Arg>> = vec![Vec::with_capacity(simple.words.len())];
         let mut written = String::new();
+        let first = self.out.commands.len();
         for (k, word) in simple.words.iter_mut().enumerate() {
             self.substitutions(&mut word.parts, src, ctx);
             if k == 0 {
                 written = src.get(word.span.0..word.span.1).unwrap_or("").to_string();
             }
+            if self.scope.assigns_by_expansion(word) {
+                self.scope.forget();
+            }
             if let Some(positional) = &ctx.positional
                 && let Some(values) = positional_values(word, positional)
             {
-                argv.extend(values);
+                for argv in &mut argvs {
+                    argv.extend(values.iter().cloned());
+                }
                 continue;
             }
-            self.expand_word(std::mem::take(word), &mut argv);
+            if self.scope.concerns(word) {
+                let quoting = src
+                    .get(word.span.0..word.span.1)
+                    .and_then(syntax::param_quoting);
+                let fields = self.scope.expand(word, quoting.as_deref());
+                argvs = combine(argvs, &fields);
+                continue;
+            }
+            match argvs.as_mut_slice() {
+                [argv] => self.expand_word(std::mem::take(word), argv),
+                _ => {
+                    let mut one = Vec::new();
+                    self.expand_word(std::mem::take(word), &mut one);
+                    for argv in &mut argvs {
+                        argv.extend(one.iter().cloned());
+                    }
+                }
+            }
         }
         let redirects: Vec<Redirection> = simple
             .redirects
             .iter_mut()
-            .map(|r| self.redirection(r, heredocs, src, ctx))
+            .flat_map(|r| self.redirection(r, heredocs, src, ctx))
             .collect();
         let mut wrappers = Vec::new();
         if ctx.timed {
             wrappers.push("time".to_string());
         }
-        self.command(argv, written, wrappers, assignments, redirects, ctx);
+        let substituted = first..self.out.commands.len();
+        let last = argvs.len() - 1;
+        for (i, argv) in argvs.into_iter().enumerate() {
+            self.substituted = substituted.clone();
+            if i < last {
+                self.run(
+                    argv,
+                    written.clone(),
+                    wrappers.clone(),
+                    assignments.clone(),
+                    redirects.clone(),
+                    ctx,
+                );
+            } else {
+                self.run(argv, written, wrappers, assignments, redirects, ctx);
+                break;
+            }
+        }
+    }
+
+    /// Runs a command's words, through the aliases the line defined.
+    fn run(
+        &mut self,
+        argv: Vec<Arg>,
+        written: String,
+        wrappers: Vec<String>,
+        assignments: Vec<(String, Arg)>,
+        redirects: Vec<Redirection>,
+        ctx: &Ctx,
+    ) {
+        let texts = match argv.first() {
+            Some(first) if first.literal && !first.glob && !self.scope.aliases_empty() => {
+                self.scope.aliases.get(&first.value).map(<[_]>::to_vec)
+            }
+            _ => None,
+        };
+        let Some(texts) = texts else {
+            self.command(argv, written, wrappers, assignments, redirects, ctx);
+            return;
+        };
+        for text in texts {
+            let Some(text) = text else {
+                // Perhaps not an alias: the word as written.
+                self.command(
+                    argv.clone(),
+                    written.clone(),
+                    wrappers.clone(),
+                    assignments.clone(),
+                    redirects.clone(),
+                    ctx,
+                );
+                continue;
+            };
+            let rest = &argv[1..];
+            match split_words(&text.value).filter(|w| text.literal && !w.is_empty()) {
+                Some(mut words) => {
+                    words.extend(rest.iter().cloned());
+                    self.command(
+                        words,
+                        String::new(),
+                        wrappers.clone(),
+                        assignments.clone(),
+                        redirects.clone(),
+                        ctx,
+                    );
+                }
+                None => {
+                    // A command line (`alias x='cd /; rm -rf *'`): read with
+                    // the words after it, in this shell.
+                    let mut line = text.clone();
+                    for word in rest {
+                        line.value.push(' ');
+                        line.value.push_str(&fed::quoted(&word.value));
+                        line.literal &= word.literal;
+                    }
+                    let inner = Ctx {
+                        reparse: ctx.reparse + 1,
+                        ..ctx.clone()
+                    };
+                    self.reparse_here(&line, OpaqueKind::ComputedProgram, &inner);
+                }
+            }
+        }
     }
 
     /// A word as arguments: literal words go through brace expansion.
@@ -523,10 +807,11 @@ impl Flattener {
     }
 
     fn network(&mut self, value: &str) {
-        for device in ["/dev/tcp", "/dev/udp"] {
-            if value.contains(device) && !self.out.network_paths.iter().any(|p| p == value) {
-                self.out.network_paths.push(value.to_string());
-            }
+        // One search for `/dev/` (in almost no word), then the two devices.
+        let network =
+            value.contains("/dev/") && (value.contains("/dev/tcp") || value.contains("/dev/udp"));
+        if network && !self.out.network_paths.iter().any(|p| p == value) {
+            self.out.network_paths.push(value.to_string());
         }
     }
 
@@ -536,11 +821,17 @@ impl Flattener {
         heredocs: &[Word],
         src: &str,
         ctx: &Ctx,
-    ) -> Redirection {
-        let target = match &mut r.target {
+    ) -> Vec<Redirection> {
+        // One redirection per value the line's variables give the target
+        // (almost always one): the command may write any of them.
+        let targets = match &mut r.target {
             Target::Word(word) => {
                 self.substitutions(&mut word.parts, src, ctx);
-                self.arg(std::mem::take(word))
+                if self.scope.concerns(word) {
+                    self.scope.unsplit(word)
+                } else {
+                    vec![self.arg(std::mem::take(word))]
+                }
             }
             Target::HereDoc(slot) => match heredocs.get(*slot) {
                 Some(body) => {
@@ -548,39 +839,51 @@ impl Flattener {
                         let mut parts = body.parts.clone();
                         self.substitutions(&mut parts, src, ctx);
                     }
-                    Arg {
-                        value: body.text(),
-                        literal: !body.has_expansion(),
-                        glob: false,
+                    if self.scope.concerns(body) {
+                        self.scope.unsplit(body)
+                    } else {
+                        vec![Arg {
+                            value: body.text(),
+                            literal: !body.has_expansion(),
+                            glob: false,
+                        }]
                     }
                 }
-                None => Arg {
+                None => vec![Arg {
                     value: String::new(),
                     literal: false,
                     glob: false,
-                },
+                }],
             },
         };
-        Redirection {
-            fd: r.fd,
-            op: r.op,
-            target,
-        }
+        targets
+            .into_iter()
+            .map(|target| Redirection {
+                fd: r.fd,
+                op: r.op,
+                target,
+            })
+            .collect()
     }
 
     /// Flattens the substitutions inside a word's parts.
     fn substitutions(&mut self, parts: &mut [Part], src: &str, ctx: &Ctx) {
         for part in parts {
             match part {
+                // A substitution runs in a child shell: what it sets stays there.
                 Part::CommandSubst(inner) => {
                     self.out.substitution = true;
                     let inner_ctx = ctx.captured(Origin::CommandSubstitution);
+                    let outer = self.scope.clone();
                     self.nested_script(inner, src, &inner_ctx);
+                    self.scope = outer;
                 }
                 Part::ProcessSubst { script: inner, .. } => {
                     self.out.substitution = true;
                     let inner_ctx = ctx.captured(Origin::ProcessSubstitution);
+                    let outer = self.scope.clone();
                     self.nested_script(inner, src, &inner_ctx);
+                    self.scope = outer;
                 }
                 Part::Param { nested, .. } => self.substitutions(nested, src, ctx),
                 Part::Arithmetic(inner) => self.substitutions(inner, src, ctx),
@@ -696,16 +999,40 @@ impl Flattener {
 
     /// Follows the command lines a command runs.
     fn follow(&mut self, index: usize, ctx: &Ctx) {
-        const FOLLOWED: &[&str] = &["su", "eval", "xargs", "find"];
+        let substituted = std::mem::replace(&mut self.substituted, 0..0);
         let command = &self.out.commands[index];
-        let Some(program) = command.program.as_deref() else {
+        if command.program.is_none() {
             return;
-        };
+        }
+        if command.wrappers.is_empty() {
+            self.builtin(index, ctx);
+        }
+        let command = &self.out.commands[index];
+        let program = command.program.as_deref().unwrap_or_default();
         if launch::reads_options(program) {
             self.launches(index, ctx);
             return;
         }
-        if !FOLLOWED.contains(&program) && !wrappers::SHELLS.contains(&program) {
+        // A `match` rejects most programs in one comparison by length.
+        let followed = matches!(
+            program,
+            "su" | "runuser"
+                | "eval"
+                | "xargs"
+                | "find"
+                | "source"
+                | "."
+                | "script"
+                | "watch"
+                | "awk"
+                | "gawk"
+                | "mawk"
+                | "nawk"
+                | "parallel"
+                | "flock"
+                | "sed"
+        );
+        if !followed && !wrappers::SHELLS.contains(&program) {
             return;
         }
         let program = program.to_string();
@@ -722,6 +1049,33 @@ impl Flattener {
             timed: false,
             positional: None,
         };
+        // Literal text a process substitution prints, read as a script
+        // (`bash < <(echo …)`, `bash <(printf …)`, `source <(echo …)`).
+        let fed_by_substitution: Vec<Arg> = substituted
+            .filter(|&j| {
+                let c = &self.out.commands[j];
+                c.origin == Origin::ProcessSubstitution && c.parent == ctx.parent
+            })
+            .filter_map(|j| printed(&self.out.commands[j]))
+            .map(|value| Arg {
+                value,
+                literal: true,
+                glob: false,
+            })
+            .collect();
+        let code = |f: &mut Flattener, text: &Arg, origin: Origin| {
+            f.reparse(text, OpaqueKind::ComputedShellString, &inner(origin));
+        };
+        if (wrappers::SHELLS.contains(&program.as_str())
+            || matches!(program.as_str(), "source" | "."))
+            && !fed_by_substitution.is_empty()
+            && !matches!(wrappers::shell_input(args), wrappers::ShellInput::String(_))
+        {
+            for text in &fed_by_substitution {
+                code(self, text, Origin::ShellString);
+            }
+            return;
+        }
         match program.as_str() {
             p if wrappers::SHELLS.contains(&p) => match wrappers::shell_input(args) {
                 wrappers::ShellInput::String(i) => {
@@ -748,11 +1102,101 @@ impl Flattener {
                             OpaqueKind::ComputedShellString,
                             &inner(Origin::ShellString),
                         );
+                    } else {
+                        // Literal text printed into its input: `printf '…' | sh`.
+                        let printed: Vec<String> = stdin_from
+                            .iter()
+                            .filter_map(|&j| printed(&self.out.commands[j]))
+                            .collect();
+                        for value in printed {
+                            let text = Arg {
+                                value,
+                                literal: true,
+                                glob: false,
+                            };
+                            code(self, &text, Origin::ShellString);
+                        }
                     }
                 }
                 wrappers::ShellInput::MissingString | wrappers::ShellInput::File => {}
             },
-            "su" => {
+            "script" => {
+                if let Some(text) = fed::script_command(args) {
+                    code(self, &text, Origin::ShellString);
+                }
+            }
+            "watch" => {
+                if let Some((words, exec)) = fed::watch_command(args) {
+                    if exec {
+                        self.command(
+                            words,
+                            String::new(),
+                            Vec::new(),
+                            Vec::new(),
+                            Vec::new(),
+                            &inner(Origin::Option),
+                        );
+                    } else {
+                        code(self, &Arg::joined(&words), Origin::ShellString);
+                    }
+                }
+            }
+            "flock" => match fed::flock(args) {
+                Some(fed::Flock::Text(text)) => code(self, &text, Origin::ShellString),
+                Some(fed::Flock::Words(words)) => self.command(
+                    words,
+                    String::new(),
+                    Vec::new(),
+                    Vec::new(),
+                    Vec::new(),
+                    &inner(Origin::Option),
+                ),
+                None => {}
+            },
+            "sed" => {
+                for text in fed::sed_execute(args) {
+                    code(self, &text, Origin::ShellString);
+                }
+            }
+            "awk" | "gawk" | "mawk" | "nawk" => {
+                for text in fed::awk_system(args) {
+                    code(self, &text, Origin::ShellString);
+                }
+            }
+            "parallel" => {
+                let (runs, unseen) = fed::parallel(args);
+                let origin = if unseen {
+                    Origin::Xargs
+                } else {
+                    Origin::ShellString
+                };
+                for text in runs {
+                    code(self, &text, origin);
+                }
+            }
+            "runuser" if wrappers::su_string(args).is_none() => {
+                // `runuser -u USER [--] COMMAND…`
+                let user = args
+                    .iter()
+                    .position(|a| a.value == "-u" || a.value == "--user");
+                if let Some(u) = user {
+                    let mut from = u + 2;
+                    if args.get(from).is_some_and(|a| a.value == "--") {
+                        from += 1;
+                    }
+                    if from < args.len() {
+                        self.command(
+                            args[from..].to_vec(),
+                            String::new(),
+                            Vec::new(),
+                            Vec::new(),
+                            Vec::new(),
+                            &inner(Origin::Option),
+                        );
+                    }
+                }
+            }
+            "su" | "runuser" => {
                 if let Some(i) = wrappers::su_string(args) {
                     self.out.commands[index].code = Code::Arg(i);
                     let mut arg = args[i].clone();
@@ -770,20 +1214,41 @@ impl Flattener {
                 }
             }
             "eval" => {
-                let text = Arg {
-                    value: args
-                        .iter()
-                        .map(|a| a.value.as_str())
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                    literal: args.iter().all(|a| a.literal),
-                    glob: false,
-                };
+                let text = Arg::joined(args);
                 if !args.is_empty() {
                     self.out.commands[index].code = Code::All;
                     let mut c = inner(Origin::Eval);
                     c.stdin = stdin_from.clone();
                     self.reparse(&text, OpaqueKind::ComputedEval, &c);
+                }
+            }
+            "xargs"
+                if fed::plain_xargs(args)
+                    && stdin_from
+                        .iter()
+                        .any(|&j| printed(&self.out.commands[j]).is_some()) =>
+            {
+                // Literal text printed into xargs: its words are the arguments.
+                let from = wrappers::xargs_command(args);
+                let mut words: Vec<String> = args[from..].iter().map(|a| a.value.clone()).collect();
+                if words.is_empty() {
+                    words.push("echo".into());
+                }
+                let literal = args[from..].iter().all(|a| a.literal);
+                for j in stdin_from.clone() {
+                    if let Some(text) = printed(&self.out.commands[j]) {
+                        let mut line = words.join(" ");
+                        for word in text.split_whitespace() {
+                            line.push(' ');
+                            line.push_str(&fed::quoted(word));
+                        }
+                        let text = Arg {
+                            value: line,
+                            literal,
+                            glob: false,
+                        };
+                        code(self, &text, Origin::ShellString);
+                    }
                 }
             }
             "xargs" => {
@@ -880,8 +1345,157 @@ impl Flattener {
         }
     }
 
-    /// Parses and flattens a command line found inside a command.
+    /// What a shell builtin changes in the scope (assignments, aliases,
+    /// `unset`), and the body of a function the line defined, where it is called.
+    fn builtin(&mut self, index: usize, ctx: &Ctx) {
+        let command = &self.out.commands[index];
+        let program = command.program.as_deref().unwrap_or_default();
+        let args = &command.args;
+        match program {
+            "export" | "declare" | "typeset" | "local" | "readonly" => {
+                let export = program == "export"
+                    || args
+                        .iter()
+                        .any(|a| a.value.starts_with('-') && a.value.contains('x'));
+                let mut bindings = Vec::new();
+                let mut unsure = false;
+                for a in args {
+                    if a.value.starts_with('-') || a.value.starts_with('+') {
+                        // `-n` (a reference), `-a` (an array), `-i`: not a plain value.
+                        unsure |= a.value != "-x" && a.value != "-r" && a.value != "-g";
+                        continue;
+                    }
+                    match a.value.split_once('=') {
+                        Some((name, value)) if is_name(name) => bindings.push((
+                            name.to_string(),
+                            Some(Arg {
+                                value: value.to_string(),
+                                literal: a.literal,
+                                glob: false,
+                            }),
+                        )),
+                        Some(_) => unsure = true,
+                        None if is_name(&a.value) => bindings.push((a.value.clone(), None)),
+                        None => unsure = true,
+                    }
+                }
+                for (name, value) in bindings {
+                    match value {
+                        Some(value) => self.scope.assign(&name, value, export),
+                        None if export => self.scope.export(&name),
+                        None => {}
+                    }
+                }
+                if unsure {
+                    self.scope.forget();
+                }
+            }
+            "unset" => {
+                let functions = args.iter().any(|a| a.value == "-f");
+                let names: Vec<String> = args
+                    .iter()
+                    .filter(|a| !a.value.starts_with('-'))
+                    .map(|a| a.value.clone())
+                    .collect();
+                for name in names {
+                    if functions {
+                        self.scope.function(&name, None);
+                    } else {
+                        self.scope.unset(&name);
+                        if self.scope.functions.get(&name).is_some() {
+                            self.scope.function(&name, None);
+                        }
+                    }
+                }
+            }
+            "alias" => {
+                let aliases: Vec<(String, Arg)> = args
+                    .iter()
+                    .filter_map(|a| {
+                        let (name, text) = a.value.split_once('=')?;
+                        Some((
+                            name.to_string(),
+                            Arg {
+                                value: text.to_string(),
+                                literal: a.literal,
+                                glob: false,
+                            },
+                        ))
+                    })
+                    .collect();
+                for (name, text) in aliases {
+                    self.scope.alias(&name, Some(text));
+                }
+            }
+            "unalias" => {
+                let names: Vec<String> = if args.iter().any(|a| a.value == "-a") {
+                    self.scope.alias_names()
+                } else {
+                    args.iter().map(|a| a.value.clone()).collect()
+                };
+                for name in names {
+                    self.scope.alias(&name, None);
+                }
+            }
+            // Builtins that assign variables by name, and `printf -v`.
+            "read" | "mapfile" | "readarray" | "getopts" | "let" => self.scope.forget(),
+            "printf" if args.iter().any(|a| a.value.starts_with("-v")) => self.scope.forget(),
+            // A script of its own may define anything.
+            "source" | "." => self.scope.forget_all(),
+            _ => {
+                if let Some(bodies) = self.scope.functions.get(program) {
+                    let bodies: Vec<scope::Function> = bodies.iter().flatten().cloned().collect();
+                    for body in bodies {
+                        self.call(index, &body, ctx);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The body of a function the line defined, flattened where it is called,
+    /// with the variables set by then. Its arguments (`$1`) stay opaque: the
+    /// body may `set --` or `shift` them.
+    fn call(&mut self, index: usize, body: &scope::Function, ctx: &Ctx) {
+        let recursive = self.calls.iter().any(|f| f == body);
+        self.called += 1;
+        if recursive || ctx.reparse >= MAX_REPARSE || self.called > MAX_CALLS {
+            self.out.opaque.push(Opaque {
+                kind: OpaqueKind::TooDeep,
+                text: self.out.commands[index].written.clone(),
+            });
+            return;
+        }
+        let inner = Ctx {
+            origin: Origin::Function,
+            parent: Some(index),
+            stdin: ctx.stdin.clone(),
+            captured: ctx.captured,
+            reparse: ctx.reparse + 1,
+            timed: false,
+            positional: None,
+        };
+        let mut list = body.0.list.clone();
+        self.calls.push(body.clone());
+        self.list(&mut list, &body.0.heredocs, &body.0.src, &inner);
+        self.calls.pop();
+    }
+
+    /// Parses and flattens a command line found inside a command: `eval`'s
+    /// in this shell, the others in a child shell that sees only what was
+    /// exported.
     fn reparse(&mut self, text: &Arg, computed: OpaqueKind, ctx: &Ctx) {
+        if ctx.origin == Origin::Eval {
+            return self.reparse_here(text, computed, ctx);
+        }
+        let outer = self.scope.child();
+        let outer = std::mem::replace(&mut self.scope, outer);
+        self.reparse_here(text, computed, ctx);
+        self.scope = outer;
+    }
+
+    /// Parses and flattens a command line found inside a command, in this shell.
+    fn reparse_here(&mut self, text: &Arg, computed: OpaqueKind, ctx: &Ctx) {
         if !text.literal {
             self.out.opaque.push(Opaque {
                 kind: computed,
@@ -925,6 +1539,80 @@ fn positional_values(word: &Word, positional: &[Arg]) -> Option<Vec<Arg>> {
             Some(positional.get(k).cloned().into_iter().collect())
         }
     }
+}
+
+/// How an assignment sets its variable.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Assigned {
+    /// `NAME=value`.
+    Set,
+    /// `NAME+=value` (appends), or an empty value (`NAME=` and `NAME+=`
+    /// cannot be told apart once parsed).
+    Maybe,
+    /// An array or an element of one: not a plain value.
+    Other,
+}
+
+fn assignment_kind(a: &syntax::Assignment, src: &str) -> Assigned {
+    let [word] = a.value.as_slice() else {
+        return if a.value.is_empty() {
+            Assigned::Maybe
+        } else {
+            Assigned::Other
+        };
+    };
+    let before = src.get(..word.span.0).unwrap_or_default();
+    if before.ends_with("+=") {
+        Assigned::Maybe
+    } else if before.ends_with("]=") || !before.ends_with('=') {
+        Assigned::Other
+    } else {
+        Assigned::Set
+    }
+}
+
+/// Every argument vector followed by every field list of the next word,
+/// up to a bound past which the word stays opaque.
+fn combine(argvs: Vec<Vec<Arg>>, fields: &[Vec<Arg>]) -> Vec<Vec<Arg>> {
+    if let [one] = fields {
+        return argvs
+            .into_iter()
+            .map(|mut argv| {
+                argv.extend(one.iter().cloned());
+                argv
+            })
+            .collect();
+    }
+    if argvs.len() * fields.len() > scope::MAX_ALTERNATIVES {
+        let opaque = Arg {
+            value: fields
+                .iter()
+                .map(|f| Arg::joined(f).value)
+                .collect::<Vec<_>>()
+                .join("|"),
+            literal: false,
+            glob: false,
+        };
+        return combine(argvs, &[vec![opaque]]);
+    }
+    let mut out = Vec::with_capacity(argvs.len() * fields.len());
+    for argv in &argvs {
+        for f in fields {
+            let mut a = argv.clone();
+            a.extend(f.iter().cloned());
+            out.push(a);
+        }
+    }
+    out
+}
+
+/// A shell variable's name.
+fn is_name(s: &str) -> bool {
+    let mut bytes = s.bytes();
+    bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
 fn as_args(pairs: Vec<(String, String)>) -> impl Iterator<Item = (String, Arg)> {

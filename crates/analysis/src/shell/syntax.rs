@@ -369,6 +369,34 @@ pub fn parse(src: &str) -> Result<Script, ParseError> {
     parse_nested(src, 0)
 }
 
+/// For each parameter of a word's top level (the [`Part::Param`]s of its
+/// parts, in order), whether it is inside double quotes (`"$x"`: one field)
+/// rather than bare (`$x`: split into fields); `None` when `word` is not one
+/// word.
+pub(crate) fn param_quoting(word: &str) -> Option<Vec<bool>> {
+    let mut p = Parser {
+        src: word,
+        b: word.as_bytes(),
+        pos: 0,
+        depth: 0,
+        pending: Vec::new(),
+        heredocs: Vec::new(),
+        quoting: Some(Vec::new()),
+    };
+    p.word().ok()?;
+    if p.pos != word.len() {
+        return None;
+    }
+    let quoting = p.quoting.unwrap_or_default();
+    Some(
+        quoting
+            .into_iter()
+            .filter(|&(depth, _)| depth == 0)
+            .map(|(_, q)| q)
+            .collect(),
+    )
+}
+
 fn parse_nested(src: &str, depth: usize) -> Result<Script, ParseError> {
     let mut p = Parser {
         src,
@@ -377,6 +405,7 @@ fn parse_nested(src: &str, depth: usize) -> Result<Script, ParseError> {
         depth,
         pending: Vec::new(),
         heredocs: Vec::new(),
+        quoting: None,
     };
     let list = p.list()?;
     p.blanks();
@@ -413,6 +442,9 @@ struct Parser<'a> {
     depth: usize,
     pending: Vec<PendingHereDoc>,
     heredocs: Vec<Option<Word>>,
+    /// For [`param_quoting`]: each parameter met, at which depth, and
+    /// whether it was inside double quotes.
+    quoting: Option<Vec<(usize, bool)>>,
 }
 
 /// Bytes that end an unquoted word.
@@ -1205,6 +1237,7 @@ impl<'a> Parser<'a> {
             depth: self.depth,
             pending: Vec::new(),
             heredocs: Vec::new(),
+            quoting: None,
         };
         let mut parts = sub.expansions(Mode::HereDoc).map_err(|mut e| {
             e.offset += start;
@@ -1347,24 +1380,19 @@ impl<'a> Parser<'a> {
                 let name = self.src[name_start..self.pos].to_string();
                 let nested = self.expansions(Mode::Brace)?;
                 self.depth -= 1;
-                parts.push(Part::Param { name, nested });
+                self.param(parts, name, nested, in_quotes);
             }
             Some(b) if is_name_start(b) => {
                 let start = self.pos;
                 while self.peek().is_some_and(is_name) {
                     self.pos += 1;
                 }
-                parts.push(Part::Param {
-                    name: self.src[start..self.pos].to_string(),
-                    nested: vec![],
-                });
+                let name = self.src[start..self.pos].to_string();
+                self.param(parts, name, vec![], in_quotes);
             }
             Some(b) if b.is_ascii_digit() || b"@*#?-$!".contains(&b) => {
                 self.pos += 1;
-                parts.push(Part::Param {
-                    name: (b as char).to_string(),
-                    nested: vec![],
-                });
+                self.param(parts, (b as char).to_string(), vec![], in_quotes);
             }
             _ => {
                 if in_quotes {
@@ -1375,6 +1403,13 @@ impl<'a> Parser<'a> {
             }
         }
         Ok(())
+    }
+
+    fn param(&mut self, parts: &mut Vec<Part>, name: String, nested: Vec<Part>, in_quotes: bool) {
+        if let Some(quoting) = &mut self.quoting {
+            quoting.push((self.depth, in_quotes));
+        }
+        parts.push(Part::Param { name, nested });
     }
 
     /// The text of `$'…'` with its escapes decoded, after the opening quote.

@@ -16,6 +16,27 @@ pub struct Arg {
     pub glob: bool,
 }
 
+impl Arg {
+    /// Words run as one shell command line (`eval`, `watch`, `git submodule
+    /// foreach`): their values joined by spaces, literal if every word is.
+    pub(crate) fn joined<'a>(words: impl IntoIterator<Item = &'a Arg>) -> Arg {
+        let mut value = String::new();
+        let mut literal = true;
+        for (i, word) in words.into_iter().enumerate() {
+            if i > 0 {
+                value.push(' ');
+            }
+            value.push_str(&word.value);
+            literal &= word.literal;
+        }
+        Arg {
+            value,
+            literal,
+            glob: false,
+        }
+    }
+}
+
 /// The words of a string split as the shell would (for `env -S`), if literal.
 pub(crate) fn split_words(text: &str) -> Option<Vec<Arg>> {
     let script = syntax::parse(text).ok()?;

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::common::approval::*;
+use super::common::approval::*;
 use serde_json::json;
 use warden_approval::{ApprovalStatus, CallStatus, EventKind, JournalFilter, ListFilter, RunState};
 
@@ -98,7 +98,7 @@ fn a_resume_after_expiry_is_refused_naming_the_expiry() {
 #[test]
 fn a_malformed_expire_after_is_refused_naming_the_key() {
     let yaml = "hitl_approval:\n  tools: [bash]\n  expire_after: 10 minutes\n";
-    let err = warden::Config::parse(yaml, "test.yaml", crate::common::guest_dir()).unwrap_err();
+    let err = warden::Config::parse(yaml, "test.yaml", super::common::guest_dir()).unwrap_err();
     let text = err.to_string();
     assert!(text.contains("expire_after"), "{text}");
     assert!(text.contains("not a duration"), "{text}");

@@ -3,7 +3,7 @@
 //! A grant answers only what a human would have been asked, never more than
 //! the approver chose, and never over a deny.
 
-use crate::common::approval::*;
+use super::common::approval::*;
 use serde_json::{Value, json};
 use warden_approval::{
     CallStatus, EventKind, GateOutcome, GrantExt, GrantFilter, JournalFilter, ResumeRequest,
@@ -213,7 +213,7 @@ fn a_grant_never_covers_a_call_the_live_pipeline_denies() {
     let stricter = format!("{ONLY_LISTED}  deny: [\"Bash(git push *)\"]\n");
     g.gate
         .warden()
-        .reload(&crate::common::config(&stricter), "")
+        .reload(&super::common::config(&stricter), "")
         .unwrap();
     let (status, code) = next_call(&g, "t1", "r2", "git push origin main");
     assert_eq!(status, CallStatus::Denied);
@@ -305,7 +305,7 @@ fn a_grant_for_a_call_denied_when_judged_again_at_resume_is_not_given() {
     let stricter = CONFIG.replace("git push --force*", "git push *");
     g.gate
         .warden()
-        .reload(&crate::common::config(&stricter), "")
+        .reload(&super::common::config(&stricter), "")
         .unwrap();
     let request = approval_with(&paused, json!({"minutes": 30}));
     let resolution = g.resume("t1", &paused, &request).unwrap();

@@ -2,10 +2,10 @@
 //! once it is resolved, for the replay window only; then they leave the disk,
 //! leaving their digests (the journal's) in the record.
 
-use crate::common::approval::*;
+use super::common::approval::*;
 use serde_json::json;
 use warden_approval::purge::{PURGED_KEY, REPLAY_WINDOW_MS};
-use warden_approval::{ApprovalStore, ListFilter, SqliteApprovalStore};
+use warden_approval::ListFilter;
 
 const SECRET: &str = "sk-live-4f2a9c7e1b3d5f60";
 
@@ -22,14 +22,9 @@ fn paused_with_secret(g: &TestGate) -> warden_approval::GateOutcome {
     )
 }
 
-/// Every byte of the store's files, as text.
+/// Everything the store keeps, as text.
 fn on_disk(g: &TestGate) -> String {
-    let mut text = String::new();
-    for entry in std::fs::read_dir(g.dir.path()).unwrap() {
-        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
-        text.push_str(&String::from_utf8_lossy(&bytes));
-    }
-    text
+    g.stored_text()
 }
 
 fn now_ms() -> i64 {
@@ -80,7 +75,7 @@ fn after_the_replay_window_the_arguments_leave_the_disk_and_their_digests_stay()
         "no copy left in the store's files"
     );
 
-    let store = SqliteApprovalStore::open_in(g.dir.path(), Default::default()).unwrap();
+    let store = g.open_store();
     let record = store
         .get(o.approval_id.as_deref().unwrap())
         .unwrap()

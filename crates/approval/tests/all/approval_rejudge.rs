@@ -4,7 +4,7 @@
 //! was asked about that would now ask is denied with its own code; the
 //! human's answer stands only for the ask they answered.
 
-use crate::common::approval::*;
+use super::common::approval::*;
 use serde_json::json;
 use warden_approval::{CallStatus, ResumeRequest, RunState};
 
@@ -38,7 +38,7 @@ fn paused(g: &TestGate) -> warden_approval::GateOutcome {
 fn operator_changes_policy(g: &TestGate, yaml: &str) {
     g.gate
         .warden()
-        .reload(&crate::common::config(yaml), "")
+        .reload(&super::common::config(yaml), "")
         .unwrap();
 }
 

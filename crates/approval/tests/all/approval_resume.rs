@@ -5,15 +5,15 @@
 
 use std::sync::{Arc, Barrier};
 
-use crate::common::approval::*;
+use super::common::approval::*;
 use serde_json::{Value, json};
 use warden::{Caller, Reason};
 use warden_approval::ApprovalError;
 use warden_approval::{
-    AiMessage, ApprovalEvent, ApprovalGate, ApprovalRecord, ApprovalStatus, ApprovalStore,
-    CallOutcome, CallStatus, DecisionKind, Durability, EventKind, GateOutcome, Inserted,
+    AiMessage, ApprovalEvent, ApprovalRecord, ApprovalStatus, ApprovalStore,
+    CallOutcome, CallStatus, DecisionKind, EventKind, GateOutcome, Inserted,
     JournalFilter, LOCAL_PRINCIPAL, ListFilter, ResolvedBy, ResumeRequest, RunState,
-    SqliteApprovalStore, StoredRequest,
+    StoredRequest,
 };
 
 /// Pauses `t1`/`r1` on two bash calls (`c1`, `c2`) next to a read_file that runs.
@@ -371,26 +371,11 @@ fn a_second_resume_after_the_first_is_refused_with_409() {
 fn a_pause_survives_a_restart_and_is_resumed_by_the_new_process() {
     let g = gate(BASH_NEEDS_APPROVAL);
     let o = paused(&g);
-    let TestGate { gate, dir, yaml } = g;
-    drop(gate);
-    let restarted = TestGate {
-        gate: gate_on(&yaml, dir.path()),
-        dir,
-        yaml,
-    };
+    let restarted = g.restart();
     let listed = restarted.gate.approvals(&ListFilter::default()).unwrap();
     assert_eq!(listed[0].approval_id, o.approval_id.clone().unwrap());
     let r = restarted.resume("t1", &o, &approve_all(&o)).unwrap();
     assert_eq!(r.calls[0].status, CallStatus::Run);
-}
-
-fn gate_on(yaml: &str, dir: &std::path::Path) -> ApprovalGate {
-    ApprovalGate::open(
-        Arc::new(crate::common::warden(yaml)),
-        dir,
-        Durability::default(),
-    )
-    .unwrap()
 }
 
 #[test]
@@ -632,6 +617,8 @@ fn broken_pause(store: &dyn ApprovalStore) -> ApprovalRecord {
         expires_at_ms: None,
         resolution: None,
         resume_key: None,
+        kind: Default::default(),
+        consumed_at: None,
     };
     let event = ApprovalEvent {
         seq: 0,
@@ -771,6 +758,9 @@ fn a_broken_older_pause_is_recovered_by_an_operators_clear_with_a_journal_entry(
     );
 }
 
+sqlite_only! {
+use warden_approval::{ApprovalGate, Durability, SqliteApprovalStore};
+
 #[test]
 fn a_store_written_by_a_newer_schema_is_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -879,11 +869,46 @@ fn a_store_of_the_previous_schema_is_migrated_and_its_pauses_stay_answerable() {
     let journal = store.events(&JournalFilter::default()).unwrap();
     assert_eq!(journal[0].principal, LOCAL_PRINCIPAL);
     let gate = ApprovalGate::new(
-        Arc::new(crate::common::warden(BASH_NEEDS_APPROVAL)),
+        Arc::new(super::common::warden(BASH_NEEDS_APPROVAL)),
         Arc::new(store),
     );
     let r = gate
         .resume(&alice(), "t1", o.approval_id.as_deref(), &approve_all(&o))
         .unwrap();
     assert_eq!(r.calls[0].status, CallStatus::Run);
+}
+}
+
+postgres_only! {
+#[test]
+fn a_database_written_by_a_newer_schema_is_refused() {
+    let g = gate(BASH_NEEDS_APPROVAL);
+    let url = g.url.clone().unwrap();
+    let mut raw = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    raw.execute("UPDATE warden_schema SET version = 99", &[])
+        .unwrap();
+    let err = warden_approval::PostgresApprovalStore::connect(&url, Default::default())
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(err.contains("schema version 99"), "{err}");
+    assert!(!err.contains("warden-test"), "no password in the error: {err}");
+}
+
+#[test]
+fn the_journal_is_append_only_in_the_database() {
+    let g = gate(BASH_NEEDS_APPROVAL);
+    paused(&g);
+    let mut raw = postgres::Client::connect(g.url.as_deref().unwrap(), postgres::NoTls).unwrap();
+    for statement in [
+        "DELETE FROM approval_events",
+        "UPDATE approval_events SET kind = 'resumed'",
+        "TRUNCATE approval_events",
+    ] {
+        let err = raw.batch_execute(statement).unwrap_err();
+        let message = err.as_db_error().map(|e| e.message().to_string()).unwrap_or_default();
+        assert!(message.contains("append-only"), "{statement}: {err}");
+    }
+    assert_eq!(g.gate.journal(&JournalFilter::default()).unwrap().len(), 1);
+}
 }

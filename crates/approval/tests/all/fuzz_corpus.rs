@@ -69,3 +69,13 @@ fn every_model_response_input_holds() {
 fn every_redact_input_holds() {
     assert!(replay("redact", checks::redact) > 50);
 }
+
+#[test]
+fn every_deepcode_config_input_holds() {
+    assert!(replay("deepcode_config", checks::deepcode_config) > 5);
+}
+
+#[test]
+fn every_policy_suite_input_holds() {
+    assert!(replay("policy_suite", checks::policy_suite) >= 6);
+}

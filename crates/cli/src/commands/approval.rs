@@ -21,8 +21,8 @@ use serde::Serialize;
 use warden::Warden;
 use warden_approval::sqlite::{STORE_FILE, SqliteApprovalStore};
 use warden_approval::{
-    ApprovalError, ApprovalGate, ApprovalStore, JournalFilter, LOCAL_PRINCIPAL, ListFilter,
-    ModelResponse, ResumeRequest, Reviewer, RunRef,
+    ApprovalError, ApprovalGate, ApprovalStore, Backend, JournalFilter, LOCAL_PRINCIPAL,
+    ListFilter, ModelResponse, ResumeRequest, Reviewer, RunRef,
 };
 use warden_server::Config;
 use warden_types::Caller;
@@ -313,7 +313,9 @@ fn data_dir(args: &StoreArgs) -> anyhow::Result<(Config, PathBuf)> {
 fn open_gate(args: &StoreArgs) -> anyhow::Result<ApprovalGate> {
     let (config, dir) = data_dir(args)?;
     let warden = Warden::new(&config.core)?;
-    let gate = ApprovalGate::open(Arc::new(warden), &dir, config.store.durability)?;
+    let opened =
+        warden_approval::backend::open(&config.store, &dir, warden_approval::sqlite::BUSY_TIMEOUT)?;
+    let gate = ApprovalGate::new(Arc::new(warden), opened.store);
     // Where no daemon sweeps the store, the command line purges what is due
     // (a busy store is purged next time).
     if let Err(err) = gate.purge_resolved() {
@@ -322,17 +324,23 @@ fn open_gate(args: &StoreArgs) -> anyhow::Result<ApprovalGate> {
     Ok(gate)
 }
 
-/// The store, if the data directory has one: reading never creates it.
-fn existing_store(args: &StoreArgs) -> anyhow::Result<Option<SqliteApprovalStore>> {
+/// The store, if there is one: reading never creates a SQLite file (a
+/// PostgreSQL store is the operator's database, opened as configured).
+fn existing_store(args: &StoreArgs) -> anyhow::Result<Option<Arc<dyn ApprovalStore>>> {
     let (config, dir) = data_dir(args)?;
-    let path = dir.join(STORE_FILE);
-    if !path.exists() {
-        return Ok(None);
+    if config.store.backend == Backend::Sqlite {
+        let path = dir.join(STORE_FILE);
+        if !path.exists() {
+            return Ok(None);
+        }
+        return Ok(Some(Arc::new(SqliteApprovalStore::open(
+            &path,
+            config.store.durability,
+        )?)));
     }
-    Ok(Some(SqliteApprovalStore::open(
-        &path,
-        config.store.durability,
-    )?))
+    let opened =
+        warden_approval::backend::open(&config.store, &dir, warden_approval::sqlite::BUSY_TIMEOUT)?;
+    Ok(Some(opened.store))
 }
 
 fn read_input(source: &str, what: &str) -> anyhow::Result<Vec<u8>> {

@@ -24,7 +24,7 @@ pub(crate) fn check(config: &Config) -> anyhow::Result<ExitCode> {
     for p in providers {
         let l = p.limits();
         println!(
-            "  {} {} ({})\n    sha256:{}\n    compiled: {}\n    limits: timeout_ms={} fuel={} memory_mb={} max_input_bytes={} max_output_bytes={} pool_size={}; on_error={:?}",
+            "  {} {} ({})\n    sha256:{}\n    compiled: {}\n    limits: timeout_ms={} fuel={} configure_timeout_ms={} configure_fuel={} memory_mb={} max_input_bytes={} max_output_bytes={} pool_size={}; on_error={:?}",
             p.name(),
             p.info().version,
             p.source(),
@@ -36,6 +36,8 @@ pub(crate) fn check(config: &Config) -> anyhow::Result<ExitCode> {
             },
             l.timeout_ms,
             l.fuel,
+            l.configure_timeout_ms,
+            l.configure_fuel,
             l.memory_mb,
             l.max_input_bytes,
             l.max_output_bytes,

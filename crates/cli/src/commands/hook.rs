@@ -79,8 +79,9 @@ impl HookOutput {
         )
     }
 
-    /// Claude Code's answer for Warden's decision.
-    pub fn of(evaluation: &Evaluation) -> HookOutput {
+    /// Claude Code's answer for Warden's decision; an ask is answered as
+    /// `on_ask` says.
+    pub fn of(evaluation: &Evaluation, on_ask: OnAsk) -> HookOutput {
         let reasons = |reasons: &[Reason]| {
             reasons
                 .iter()
@@ -106,8 +107,28 @@ impl HookOutput {
                 reasons(&evaluation.reasons)
             ),
         };
-        HookOutput::new(evaluation.verdict, text)
+        match (evaluation.verdict, on_ask) {
+            (Verdict::Ask, OnAsk::Deny) => HookOutput::new(
+                Verdict::Deny,
+                format!(
+                    "{text}. This harness cannot hold an ask at its hooks, so the call is denied; \
+                     tell the user what needs approval and why."
+                ),
+            ),
+            _ => HookOutput::new(evaluation.verdict, text),
+        }
     }
+}
+
+/// What the hook answers when Warden asks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnAsk {
+    /// An ask: the harness asks its user (Claude Code does).
+    #[default]
+    Ask,
+    /// A deny naming the ask: for harnesses that run a call whose hook said
+    /// "ask" (DeepCode does), where an ask would be an allow.
+    Deny,
 }
 
 /// Claude Code's tool names, as Warden's tool registry and providers know them
@@ -181,7 +202,7 @@ pub enum Judge<'a> {
 }
 
 /// Answers one payload; never fails (see the module's comment).
-pub fn answer(payload: &[u8], judge: &Judge) -> HookOutput {
+pub fn answer(payload: &[u8], judge: &Judge, on_ask: OnAsk) -> HookOutput {
     let payload = match PreToolUse::parse(payload) {
         Ok(payload) => payload,
         Err(why) => return HookOutput::failed(&why),
@@ -196,7 +217,7 @@ pub fn answer(payload: &[u8], judge: &Judge) -> HookOutput {
         } => through_daemon(url, token.as_deref(), *timeout, &call),
     };
     match evaluation {
-        Ok(evaluation) => HookOutput::of(&evaluation),
+        Ok(evaluation) => HookOutput::of(&evaluation, on_ask),
         Err(why) => HookOutput::failed(&why),
     }
 }
@@ -299,7 +320,9 @@ fn parse_evaluation(bytes: &[u8]) -> Result<Evaluation, String> {
         policy_id: None,
         metadata: Map::new(),
         decided_by: answer.decided_by,
+        cause: None,
         interaction_mode: warden_policy::interaction::InteractionMode::Interactive,
+        reach: None,
         stages: Vec::new(),
         decision_record: None,
         generation: answer.generation,
@@ -309,7 +332,7 @@ fn parse_evaluation(bytes: &[u8]) -> Result<Evaluation, String> {
 }
 
 /// `warden hook claude-code`: stdin to stdout, exit 0 whatever happens.
-pub fn claude_code(judge: &Judge) -> anyhow::Result<std::process::ExitCode> {
+pub fn claude_code(judge: &Judge, on_ask: OnAsk) -> anyhow::Result<std::process::ExitCode> {
     let mut payload = Vec::new();
     let output = match std::io::stdin()
         .take(MAX_PAYLOAD_BYTES + 1)
@@ -318,7 +341,7 @@ pub fn claude_code(judge: &Judge) -> anyhow::Result<std::process::ExitCode> {
         Ok(_) if payload.len() as u64 > MAX_PAYLOAD_BYTES => HookOutput::failed(&format!(
             "the hook payload is larger than {MAX_PAYLOAD_BYTES} bytes"
         )),
-        Ok(_) => answer(&payload, judge),
+        Ok(_) => answer(&payload, judge, on_ask),
         Err(err) => HookOutput::failed(&format!("cannot read the hook payload: {err}")),
     };
     println!("{}", serde_json::to_string(&output)?);
@@ -350,6 +373,11 @@ enum Harness {
         /// How long to wait for the daemon, in milliseconds.
         #[arg(long, default_value_t = 2000)]
         timeout_ms: u64,
+        /// What to answer when Warden asks: `ask` (the harness asks its
+        /// user) or `deny` (for a harness that runs a call its hook asked
+        /// about, as DeepCode's command hooks do).
+        #[arg(long, value_enum, default_value_t = OnAsk::Ask)]
+        on_ask: OnAsk,
     },
 }
 
@@ -360,6 +388,7 @@ pub(crate) fn run(args: HookArgs) -> anyhow::Result<std::process::ExitCode> {
             url,
             token_env,
             timeout_ms,
+            on_ask,
         } => {
             let judge = match &url {
                 Some(url) => Judge::Daemon {
@@ -369,7 +398,7 @@ pub(crate) fn run(args: HookArgs) -> anyhow::Result<std::process::ExitCode> {
                 },
                 None => Judge::Config(config.as_deref()),
             };
-            claude_code(&judge)
+            claude_code(&judge, on_ask)
         }
     }
 }

@@ -33,6 +33,24 @@ pub(crate) fn inspect(component: &Path, json: bool) -> anyhow::Result<ExitCode> 
                 "contract   none (exports no warden:guardrail/provider; this host: {host})"
             ),
         }
+        match &inspection.manifest {
+            Some(m) => {
+                println!("provider   {} {}", m.name, m.version);
+                println!("manifest   built against {}", m.contract);
+                match &m.config_schema {
+                    Some(schema) => println!(
+                        "config     checked at load against the manifest's JSON Schema:\n{}",
+                        indent(&serde_json::to_string_pretty(schema)?)
+                    ),
+                    None => {
+                        println!("config     no schema: the provider's configure alone judges it")
+                    }
+                }
+            }
+            None => println!(
+                "manifest   no manifest (no `warden:manifest` section): loads, its config unchecked"
+            ),
+        }
         println!("imports    {}", inspection.imports.len());
         for import in &inspection.imports {
             let flag = if import.forbidden {
@@ -56,6 +74,13 @@ pub(crate) fn inspect(component: &Path, json: bool) -> anyhow::Result<ExitCode> 
     } else {
         ExitCode::from(1)
     })
+}
+
+fn indent(text: &str) -> String {
+    text.lines()
+        .map(|line| format!("  {line}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 // The arguments of `warden inspect`.

@@ -5,11 +5,12 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 
-use crate::commands::scaffold::Sdk;
+use crate::commands::scaffold::{Lang, Sdk};
 
 pub(crate) fn new_provider(
     name: &str,
     dir: Option<PathBuf>,
+    lang: Lang,
     sdk: Option<PathBuf>,
 ) -> anyhow::Result<ExitCode> {
     let dir = dir.unwrap_or_else(|| PathBuf::from(name));
@@ -17,7 +18,7 @@ pub(crate) fn new_provider(
         Some(path) => Sdk::Local(path),
         None => Sdk::Published,
     };
-    let scaffold = crate::commands::scaffold::new_provider(name, &dir, sdk)?;
+    let scaffold = crate::commands::scaffold::new_provider(name, &dir, lang, sdk)?;
     println!("created provider '{name}' in {}", scaffold.dir.display());
     for file in &scaffold.files {
         println!(
@@ -26,8 +27,20 @@ pub(crate) fn new_provider(
         );
     }
     let wasm = scaffold.component.display();
+    let build = match lang {
+        Lang::Rust => "cargo test\n  cargo build --release --target wasm32-wasip2",
+        Lang::Python => {
+            "python3 -m venv .venv && .venv/bin/pip install --require-hashes -r requirements.txt\n  .venv/bin/componentize-py -d wit -w guardrail-provider componentize --stub-wasi -p . provider -o "
+        }
+        Lang::Js => "npm ci\n  npm run build",
+    };
+    let output = if lang == Lang::Python {
+        format!("{wasm}")
+    } else {
+        String::new()
+    };
     println!(
-        "\nnext:\n  cd {}\n  cargo test\n  cargo build --release --target wasm32-wasip2\n  warden test {wasm} --vectors vectors.jsonl --config config.yaml",
+        "\nnext (README.md has more):\n  cd {}\n  {build}{output}\n  warden test {wasm} --vectors vectors.jsonl --config config.yaml",
         scaffold.dir.display()
     );
     Ok(ExitCode::SUCCESS)
@@ -42,17 +55,23 @@ pub(crate) struct NewArgs {
 
 #[derive(Subcommand)]
 enum What {
-    /// A provider crate in Rust (manifest, source, unit tests, config,
-    /// vectors) that builds and passes its vectors as generated.
+    /// A provider project (source, config, vectors, a README with the build
+    /// and a CI snippet) that builds and passes its vectors as generated: a
+    /// Rust crate, or a Python or JavaScript module with the contract
+    /// vendored and its toolchain pinned.
     Provider {
         /// The provider's name: lower-case letters, digits, '-' and '_'.
         name: String,
+        /// The language: rust, python (componentize-py) or js (componentize-js).
+        #[arg(long, value_enum, default_value = "rust")]
+        lang: Lang,
         /// Where to create it (default: ./NAME); must not exist or be empty.
         #[arg(long)]
         dir: Option<PathBuf>,
-        /// A local provider SDK (sdk/provider of a Warden checkout), depended
-        /// on by path; default: the published warden-provider at this
-        /// binary's version.
+        /// A local provider SDK: sdk/provider of a Warden checkout (depended
+        /// on by path), or a release archive's sdk/rust folder (patched in
+        /// by .cargo/config.toml); default: the published warden-provider at
+        /// this binary's version. Rust only.
         #[arg(long)]
         sdk: Option<PathBuf>,
     },
@@ -60,6 +79,11 @@ enum What {
 
 pub(crate) fn run(args: NewArgs) -> anyhow::Result<ExitCode> {
     match args.what {
-        What::Provider { name, dir, sdk } => new_provider(&name, dir, sdk),
+        What::Provider {
+            name,
+            dir,
+            lang,
+            sdk,
+        } => new_provider(&name, dir, lang, sdk),
     }
 }

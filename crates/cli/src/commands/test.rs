@@ -74,7 +74,16 @@ pub(crate) fn test(
         builtins: warden::BUILTINS,
         artifacts: Some(&artifacts),
     };
-    let provider = Provider::load(spec, &sources, true)?;
+    let provider = match Provider::load(spec, &sources, true) {
+        Ok(provider) => provider,
+        // A config its manifest's schema refuses is the provider refusing
+        // its config, as one its `configure` refuses is.
+        Err(warden_runtime::provider::LoadError::ConfigSchema { provider, source }) => {
+            eprintln!("warden: provider '{provider}' cannot be configured: {source}");
+            return Ok(ExitCode::from(1));
+        }
+        Err(err) => return Err(err.into()),
+    };
     if let Err(failure) = provider.health() {
         eprintln!(
             "warden: provider '{}' cannot be configured: {failure}",

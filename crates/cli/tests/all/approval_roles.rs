@@ -35,17 +35,6 @@ async fn pause(daemon: &Daemon, token: &str, thread: &str) -> Value {
     outcome
 }
 
-fn approve(outcome: &Value) -> Value {
-    json!({"decisions": [{"request_id": outcome["requests"][0]["request_id"], "decision": "approve"}]})
-}
-
-fn resume_path(thread: &str, outcome: &Value) -> String {
-    format!(
-        "/v1/threads/{thread}/approvals/{}/resume",
-        outcome["approval_id"].as_str().unwrap()
-    )
-}
-
 fn clear_path(thread: &str, outcome: &Value) -> String {
     format!(
         "/v1/threads/{thread}/approvals/{}/clear",

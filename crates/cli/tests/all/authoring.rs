@@ -19,11 +19,11 @@ fn warden(args: &[&str]) -> Output {
     warden_in(repo_root(), args)
 }
 
-fn stdout(out: &Output) -> String {
+pub(crate) fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-fn stderr(out: &Output) -> String {
+pub(crate) fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
@@ -160,12 +160,13 @@ fn test_exits_one_when_the_provider_refuses_its_config() {
 #[test]
 fn test_applies_the_limits_it_is_given() {
     let v = Vectors::new(ALLOWLIST_VECTORS, ALLOWLIST_CONFIG);
+    // Per-call fuel: configuring has its own budget, so the calls run out.
     let out = v.run(&["--limit", "fuel=1000"]);
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     assert!(
-        stderr(&out).contains("warden.fuel_exhausted"),
+        stdout(&out).contains("warden.fuel_exhausted"),
         "{}",
-        stderr(&out)
+        stdout(&out)
     );
     let out = v.run(&["--limit", "memory_mb=0"]);
     assert_eq!(out.status.code(), Some(2));
@@ -220,6 +221,23 @@ fn inspect_describes_a_loadable_component() {
     assert!(text.contains("  warden:guardrail/provider@0.1.0"), "{text}");
     assert!(text.contains("  wasi:cli/stdout@"), "{text}");
     assert!(text.contains("verdict    loadable"), "{text}");
+    assert!(text.contains("provider   allowlist 0.1.0"), "{text}");
+    assert!(
+        text.contains("config     checked at load against the manifest's JSON Schema")
+            && text.contains("\"allowed_tools\""),
+        "{text}"
+    );
+}
+
+#[test]
+fn inspect_says_no_manifest_for_a_component_without_one_and_finds_it_loadable() {
+    let out = warden(&["inspect", path(&guest("hostile"))]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("manifest   no manifest"), "{text}");
+    let out = warden(&["inspect", "--json", path(&guest("hostile"))]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(report["manifest"].is_null(), "{report}");
 }
 
 #[test]
@@ -317,7 +335,7 @@ fn new_provider_refuses_a_name_that_is_not_a_crate_name() {
 
 /// Where the scaffold test builds: a directory of this build's target dir, kept
 /// between runs so that only the new crate is compiled each time.
-fn scaffold_target_dir() -> PathBuf {
+pub(crate) fn scaffold_target_dir() -> PathBuf {
     guest_dir()
         .ancestors()
         .nth(3)
@@ -359,6 +377,30 @@ fn a_new_provider_depends_on_the_published_sdk_and_names_no_path_of_this_checkou
     assert!(
         manifest.contains(&format!("warden-provider = \"{version}\"")),
         "{manifest}"
+    );
+}
+
+/// The compiler a rebuilder needs travels with the source: the scaffold's
+/// rust-toolchain.toml names the rustc that builds this test (and this
+/// `warden`), with the guest target.
+#[test]
+fn a_new_provider_pins_the_compiler_this_warden_was_built_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = warden_in(dir.path(), &["new", "provider", "pinned-guard"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let rustc = Command::new("rustc")
+        .arg("--version")
+        .current_dir(repo_root())
+        .output()
+        .unwrap();
+    let version = stdout(&rustc);
+    let version = version.split_whitespace().nth(1).unwrap();
+    let toolchain =
+        std::fs::read_to_string(dir.path().join("pinned-guard/rust-toolchain.toml")).unwrap();
+    assert!(
+        toolchain.contains(&format!("channel = \"{version}\"\n"))
+            && toolchain.contains("targets = [\"wasm32-wasip2\"]"),
+        "{toolchain}"
     );
 }
 
@@ -433,9 +475,53 @@ fn a_new_provider_builds_and_passes_its_own_tests_and_vectors() {
 
     let out = warden_in(&crate_dir, &["inspect", path(&component)]);
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("config     checked at load against the manifest's JSON Schema"),
+        "{}",
+        stdout(&out)
+    );
 }
 
-fn run_ok(command: &mut Command) {
+#[test]
+fn a_new_providers_config_schema_refuses_a_misspelt_key_at_load_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let crate_dir = dir.path().join("schema-guard");
+    let sdk = repo_root().join("sdk/provider");
+    let out = warden_in(
+        dir.path(),
+        &["new", "provider", "schema-guard", "--sdk", path(&sdk)],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lib = std::fs::read_to_string(crate_dir.join("src/lib.rs")).unwrap();
+    assert!(
+        lib.contains("config_schema = include_str!(\"../config.schema.json\")"),
+        "{lib}"
+    );
+    cargo(
+        &crate_dir,
+        &["build", "--quiet", "--release", "--target", "wasm32-wasip2"],
+    );
+    let component = scaffold_target_dir().join("wasm32-wasip2/release/schema_guard.wasm");
+    std::fs::write(
+        crate_dir.join("warden.yaml"),
+        format!(
+            "guardrails:\n  providers:\n    - name: schema-guard\n      wasm: {}\n      config: {{blocked_tools: [x], blocked_comands: [y]}}\n",
+            path(&component)
+        ),
+    )
+    .unwrap();
+    let out = warden_in(&crate_dir, &["check", "--config", "warden.yaml"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    // Refused by the schema before the provider is asked to configure.
+    let err = stderr(&out);
+    assert!(
+        err.contains("provider 'schema-guard': config") && err.contains("blocked_comands"),
+        "{err}"
+    );
+    assert!(!err.contains("configure_failed"), "{err}");
+}
+
+pub(crate) fn run_ok(command: &mut Command) {
     let out = command.output().unwrap();
     assert!(
         out.status.success(),
@@ -444,11 +530,12 @@ fn run_ok(command: &mut Command) {
     );
 }
 
-/// Scaffolds `echo-guard` in `parent` on the published SDK and builds it as a
-/// stranger would, from a vendor directory (cargo's directory source standing
-/// in for the registry: the packaged SDK crates and every other dependency),
-/// with the build command the scaffold's README gives. Returns the component.
-fn build_scaffold_from_a_vendor_directory(parent: &Path) -> Vec<u8> {
+/// Scaffolds `echo-guard` in `parent` on the published SDK and makes it the
+/// source a vendor ships: its dependencies served from a vendor directory
+/// (cargo's directory source standing in for the registry: the packaged SDK
+/// crates and every other dependency) and its `Cargo.lock` resolved from it.
+/// Returns the project's folder.
+fn scaffold_with_a_vendor_directory(parent: &Path) -> PathBuf {
     let out = warden_in(parent, &["new", "provider", "echo-guard"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let project = parent.canonicalize().unwrap().join("echo-guard");
@@ -490,6 +577,8 @@ fn build_scaffold_from_a_vendor_directory(parent: &Path) -> Vec<u8> {
             .current_dir(&project),
     );
     std::fs::write(project.join("Cargo.toml"), manifest).unwrap();
+    // The lock names the patched SDK by path: resolve again, from the vendor
+    // directory alone, below.
     std::fs::remove_file(project.join("Cargo.lock")).unwrap();
     for name in sdk_crates {
         let to = project.join(format!("vendor/{name}-{version}"));
@@ -506,41 +595,125 @@ fn build_scaffold_from_a_vendor_directory(parent: &Path) -> Vec<u8> {
         "[source.crates-io]\nreplace-with = \"vendored\"\n[source.vendored]\ndirectory = \"vendor\"\n",
     )
     .unwrap();
+    run_ok(
+        Command::new(env!("CARGO"))
+            .args(["generate-lockfile", "--offline", "--quiet"])
+            .current_dir(&project),
+    );
+    project
+}
 
-    // The README's command, with $PWD and $CARGO_HOME filled in.
+/// Builds `project` with the command the scaffold's README gives, `$PWD` and
+/// `$CARGO_HOME` filled in, into `target_dir`. Returns the component.
+fn build_as_the_readme_says(project: &Path, target_dir: &Path, cargo_home: &Path) -> Vec<u8> {
     let readme = std::fs::read_to_string(project.join("README.md")).unwrap();
     let remap =
         "--remap-path-prefix=$PWD=/provider --remap-path-prefix=${CARGO_HOME:-$HOME/.cargo}=/cargo";
     assert!(readme.contains(remap), "{readme}");
-    let cargo_home = std::env::var("CARGO_HOME")
-        .unwrap_or_else(|_| format!("{}/.cargo", std::env::var("HOME").unwrap()));
     let rustflags = remap
-        .replace("$PWD", path(&project))
-        .replace("${CARGO_HOME:-$HOME/.cargo}", &cargo_home);
-    let target_dir = parent.join("target");
+        .replace("$PWD", path(project))
+        .replace("${CARGO_HOME:-$HOME/.cargo}", path(cargo_home));
     run_ok(
         Command::new(env!("CARGO"))
-            .args(["build", "--quiet", "--offline", "--release"])
+            .args(["build", "--quiet", "--offline", "--locked", "--release"])
             .args(["--target", "wasm32-wasip2"])
-            .current_dir(&project)
-            .env("CARGO_TARGET_DIR", &target_dir)
+            .current_dir(project)
+            .env("CARGO_HOME", cargo_home)
+            .env("CARGO_TARGET_DIR", target_dir)
             .env("RUSTFLAGS", rustflags)
             .env_remove("CARGO_ENCODED_RUSTFLAGS"),
     );
     std::fs::read(target_dir.join("wasm32-wasip2/release/echo_guard.wasm")).unwrap()
 }
 
+fn copy_tree(from: &Path, to: &Path) {
+    run_ok(Command::new("cp").arg("-R").arg(from).arg(to));
+}
+
+/// A provider's source (its lock file and vendored dependencies) rebuilt by
+/// someone else, in another folder, another target dir and another
+/// CARGO_HOME, gives the component its publisher built, byte for byte.
 #[test]
 fn a_new_provider_built_in_two_folders_has_one_digest() {
     use sha2::{Digest, Sha256};
     let first = tempfile::tempdir().unwrap();
     let second = tempfile::tempdir().unwrap();
-    let deeper = second.path().join("somewhere/else");
+    let project = scaffold_with_a_vendor_directory(first.path());
+    let cargo_home = std::env::var_os("CARGO_HOME").map_or_else(
+        || Path::new(&std::env::var_os("HOME").unwrap()).join(".cargo"),
+        PathBuf::from,
+    );
+    let a = build_as_the_readme_says(&project, &first.path().join("target"), &cargo_home);
+
+    let deeper = second.path().canonicalize().unwrap().join("somewhere/else");
     std::fs::create_dir_all(&deeper).unwrap();
-    let a = build_scaffold_from_a_vendor_directory(first.path());
-    let b = build_scaffold_from_a_vendor_directory(&deeper);
+    copy_tree(&project, &deeper.join("echo-guard"));
+    // Another machine's layout: the source alone travels (the first build's
+    // target dir is outside it); CARGO_HOME is empty, the vendor directory
+    // serving every dependency.
+    let other_home = second.path().join("cargo-home");
+    std::fs::create_dir(&other_home).unwrap();
+    let b = build_as_the_readme_says(
+        &deeper.join("echo-guard"),
+        &second.path().join("elsewhere/target"),
+        &other_home,
+    );
     assert_eq!(
         hex::encode(Sha256::digest(&a)),
         hex::encode(Sha256::digest(&b))
+    );
+}
+
+#[test]
+fn bundle_create_signs_a_bundle_that_verify_accepts_and_a_tampered_one_it_refuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().join("publisher");
+    assert_eq!(
+        warden(&["keygen", "--out", path(&prefix)]).status.code(),
+        Some(0)
+    );
+    let vectors = dir.path().join("vectors.jsonl");
+    std::fs::write(
+        &vectors,
+        r#"{"name": "read is allowed", "request": {"tool_name": "read_file", "tool_input": {}}, "expect": {"verdict": "allow"}}"#,
+    )
+    .unwrap();
+    let bundle = dir.path().join("allowlist.bundle");
+    let out = warden(&[
+        "bundle",
+        "create",
+        path(&bundle),
+        "--component",
+        path(&guest("allowlist")),
+        "--vectors",
+        path(&vectors),
+        "--key",
+        path(&prefix.with_extension("key")),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("trust: {publisher_keys: [{key: \"ed25519:"),
+        "{}",
+        stdout(&out)
+    );
+    let public = prefix.with_extension("pub");
+    let out = warden(&["bundle", "verify", path(&bundle), "--key", path(&public)]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("verified   allowlist 0.1.0"),
+        "{}",
+        stdout(&out)
+    );
+
+    let component = bundle.join("provider.wasm");
+    let mut bytes = std::fs::read(&component).unwrap();
+    bytes.push(0);
+    std::fs::write(&component, bytes).unwrap();
+    let out = warden(&["bundle", "verify", path(&bundle), "--key", path(&public)]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("digest: provider.wasm"),
+        "{}",
+        stdout(&out)
     );
 }

@@ -101,6 +101,8 @@ async fn admin_lists_the_live_providers_with_digest_limits_and_load_time() {
     assert_eq!(p["version"], "0.1.0");
     assert_eq!(p["digest"].as_str().unwrap().len(), 64);
     assert_eq!(p["limits"]["timeout_ms"], 100);
+    assert_eq!(p["limits"]["configure_timeout_ms"], 2_000);
+    assert_eq!(p["limits"]["configure_fuel"], 2_000_000_000u64);
     assert!(p["loaded_since"].as_str().unwrap().ends_with('Z'));
     assert_eq!(list["generation"], daemon.generation().await);
 }
@@ -345,6 +347,65 @@ async fn a_reload_with_a_bad_digest_fails_and_the_old_set_keeps_serving() {
     assert_eq!(audit[0]["old"]["generation"], before);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pinned_build_that_traps_is_refused_by_its_vectors_while_calls_are_served() {
+    let daemon = std::sync::Arc::new(default_daemon());
+    let before = daemon.generation().await;
+    let hostile = crate::common::guest("hostile");
+    let digest = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(
+        std::fs::read(&hostile).unwrap(),
+    ));
+    std::fs::write(
+        daemon.dir.path().join("gate.jsonl"),
+        r#"{"name": "bash is allowed", "request": {"tool_name": "bash", "tool_input": {}}, "expect": {"verdict": "allow"}}"#,
+    )
+    .unwrap();
+    daemon.write_config(&config(&format!(
+        "guardrails:\n  providers:\n    - name: trapping\n      wasm: {}\n      sha256: {digest}\n      config: {{behaviour: panic}}\n      vectors: gate.jsonl\n",
+        hostile.display()
+    )));
+
+    let reloaded = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let load = {
+        let (daemon, reloaded) = (daemon.clone(), reloaded.clone());
+        tokio::spawn(async move {
+            let mut answers = Vec::new();
+            loop {
+                let done = reloaded.load(std::sync::atomic::Ordering::Acquire);
+                let (status, decision) = daemon.evaluate(AGENT, &bash("ls")).await;
+                answers.push((
+                    status,
+                    decision["verdict"].clone(),
+                    decision["generation"].clone(),
+                ));
+                // One call more once the attempt is over: the set left serving.
+                if done {
+                    return answers;
+                }
+            }
+        })
+    };
+    let (status, body) = daemon.reload().await;
+    reloaded.store(true, std::sync::atomic::Ordering::Release);
+    assert_eq!(status, 422, "{body}");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("provider 'trapping': vectors ")
+            && message
+                .contains("vector 'bash is allowed' (line 1) fails: expected allow, got deny"),
+        "{message}"
+    );
+    let answers = load.await.unwrap();
+    let served = (200, json!("allow"), json!(before));
+    assert!(answers.iter().all(|a| *a == served), "{answers:?}");
+    assert!(
+        daemon
+            .metrics()
+            .await
+            .contains(r#"warden_reload_failures_total{error="vectors"} 1"#)
+    );
+}
+
 #[tokio::test]
 async fn a_reload_whose_provider_cannot_be_configured_fails() {
     let daemon = default_daemon();
@@ -476,6 +537,50 @@ async fn a_reload_rotates_the_tokens() {
 }
 
 // --- the decision log and the metrics -----------------------------------------------
+
+#[tokio::test]
+async fn the_decision_log_records_that_nobody_could_be_asked_in_an_agents_unattended_run() {
+    // An agent token cannot name its run's mode (the keys are dropped, the
+    // mode stays interactive), but its harness may say it cannot pause: then
+    // no human is asked, and the log says so rather than only `interactive`.
+    let mut daemon = default_daemon();
+    let mut unattended = bash("ls");
+    unattended["context"] = json!({"can_resume": false, "non_interactive": true});
+    let (status, decision) = daemon.evaluate(AGENT, &unattended).await;
+    assert_eq!(status, 200, "{decision}");
+    assert_eq!(decision["reach"], "never");
+    let mut subagent = bash("ls");
+    subagent["context"] = json!({"is_subagent": true});
+    assert_eq!(daemon.evaluate(AGENT, &subagent).await.1["reach"], "never");
+    let (_, attended) = daemon.evaluate(AGENT, &bash("ls")).await;
+    assert_eq!(attended["reach"], "pause");
+    let mut scheduled = bash("ls");
+    scheduled["context"] = json!({"interaction_mode": "scheduled"});
+    assert_eq!(
+        daemon.evaluate(INTERNAL, &scheduled).await.1["reach"],
+        "unattended"
+    );
+    daemon.stop();
+    let log = daemon.log("decisions.jsonl");
+    let reach: Vec<(&str, &str)> = log
+        .iter()
+        .map(|l| {
+            (
+                l["interaction_mode"].as_str().unwrap(),
+                l["reach"].as_str().unwrap_or("(none)"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        reach,
+        [
+            ("interactive", "never"),
+            ("interactive", "never"),
+            ("interactive", "pause"),
+            ("scheduled", "unattended")
+        ]
+    );
+}
 
 #[tokio::test]
 async fn the_decision_log_records_each_decision_without_arguments() {

@@ -1,9 +1,9 @@
 //! The real `warden serve` binary, started by a test on a free loopback port
 //! with a config file in a temporary directory, and stopped when dropped.
 
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
 
 use serde_json::Value;
 
@@ -18,6 +18,25 @@ pub const OTHER_AGENT: &str = "other-agent-token-0123456789abcdef";
 pub const RELAY: &str = "relay-token-0123456789abcdef";
 /// The environment variable the internal token is read from.
 pub const INTERNAL_ENV: &str = "WARDEN_TEST_INTERNAL_TOKEN";
+
+/// `warden ARGS` in `dir`, its state directory under `dir`, `stdin` written
+/// to its input when given (the binary may exit before it reads it).
+pub fn warden_in(dir: &Path, args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(args)
+        .current_dir(dir)
+        .env("XDG_STATE_HOME", dir.join("state"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    if let Some(input) = stdin {
+        let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
+    }
+    drop(child.stdin.take());
+    child.wait_with_output().unwrap()
+}
 
 /// The `server:` block every test daemon uses: one token per role, a second
 /// agent, and a relay.
@@ -93,6 +112,8 @@ pub struct Launch<'a> {
     pub args: &'a [&'a str],
     /// Another `warden` binary than this build's (a release build, say).
     pub bin: Option<&'a str>,
+    /// More environment variables for the daemon.
+    pub env: &'a [(&'a str, &'a str)],
 }
 
 impl Daemon {
@@ -119,8 +140,24 @@ impl Daemon {
             .args(["serve", "--config", "warden.yaml"])
             .args(launch.args)
             .current_dir(dir.path())
-            .env(INTERNAL_ENV, INTERNAL);
+            .env(INTERNAL_ENV, INTERNAL)
+            .envs(launch.env.iter().copied());
         Daemon::spawn(command, dir)
+    }
+
+    /// Stops the daemon (SIGTERM) and starts it again in the same directory,
+    /// on the same config file and data directory (a new port).
+    pub fn restart(&mut self) {
+        self.stop();
+        let mut command = Command::new(env!("CARGO_BIN_EXE_warden"));
+        command
+            .args(["serve", "--config", "warden.yaml"])
+            .current_dir(self.dir.path())
+            .env(INTERNAL_ENV, INTERNAL);
+        let dir = std::mem::replace(&mut self.dir, tempfile::tempdir().unwrap());
+        let next = Daemon::spawn(command, dir);
+        // The stopped one goes with the placeholder directory.
+        drop(std::mem::replace(self, next));
     }
 
     /// Starts the daemon on a shipped example config (relative to the
@@ -418,4 +455,17 @@ pub fn provider_stages(decision: &Value) -> Vec<Value> {
         .filter(|s| s["stage"].as_str().unwrap().starts_with("provider:"))
         .cloned()
         .collect()
+}
+
+/// An answer approving the first request of a pause's outcome.
+pub fn approve(outcome: &Value) -> Value {
+    serde_json::json!({"decisions": [{"request_id": outcome["requests"][0]["request_id"], "decision": "approve"}]})
+}
+
+/// The resume route of a pause's outcome on `thread`.
+pub fn resume_path(thread: &str, outcome: &Value) -> String {
+    format!(
+        "/v1/threads/{thread}/approvals/{}/resume",
+        outcome["approval_id"].as_str().unwrap()
+    )
 }

@@ -96,6 +96,24 @@ fn bash_under_an_ask_rule_asks_the_user() {
 }
 
 #[test]
+fn with_on_ask_deny_an_ask_is_a_deny_naming_the_ask() {
+    let payload = payload("Bash", json!({"command": "git push origin main"}));
+    let (decision, reason) = hook(&["--config", &example(), "--on-ask", "deny"], &payload);
+    assert_eq!(decision, "deny");
+    assert!(
+        reason.contains("asks a human") && reason.contains("git push"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn with_on_ask_deny_an_allow_stays_an_allow() {
+    let payload = payload("Bash", json!({"command": "git status"}));
+    let (decision, _) = hook(&["--config", &example(), "--on-ask", "deny"], &payload);
+    assert_eq!(decision, "allow");
+}
+
+#[test]
 fn bash_under_a_deny_rule_is_denied_without_inviting_a_workaround() {
     let (decision, reason) = judged("Bash", json!({"command": "rm -rf /tmp/build"}));
     assert_eq!(decision, "deny");

@@ -18,11 +18,15 @@ fn pinned(line: &str, key: &str) -> String {
 
 fn golden_lines(write: impl FnOnce(&DecisionLog)) -> Vec<String> {
     let dir = tempfile::tempdir().unwrap();
+    // The record's own format; the chain's link, which ends each line when
+    // chained, is the trail's tests' (tests/all/trail.rs).
     let config: DecisionLogConfig = serde_norway::from_str(
-        "arguments: {bash: [command]}\nredact: ['acct-[0-9]+']\nfsync: always",
+        "arguments: {bash: [command]}\nredact: ['acct-[0-9]+']\nfsync: always\nchain: false",
     )
     .unwrap();
     let log = DecisionLog::open(&config, dir.path()).unwrap();
+    // Every line names its node (the host name unless configured).
+    log.set_node_name("node-1".into());
     write(&log);
     log.flush();
     let text = std::fs::read_to_string(log.path().unwrap()).unwrap();
@@ -82,9 +86,61 @@ fn a_decision_line_keeps_its_format() {
             r#"{"stage":"provider:rules","verdict":"deny","digest":"sha256:ab","duration_us":40,"#,
             r#""fuel_used":1200,"error_detail":"trap"}],"duration_us":51,"fuel_used":1200,"#,
             r#""error_detail":"trap","caller":{"token":"agent","role":"evaluate"},"#,
-            r#""arguments":{"command":"bill [REDACTED] now"}}"#
+            r#""node_name":"node-1","arguments":{"command":"bill [REDACTED] now"}}"#
         )]
     );
+}
+
+#[test]
+fn a_decision_line_names_the_rule_that_decided_with_its_place_and_the_provider() {
+    let (call, mut evaluation) = judged_call();
+    evaluation.cause = Some(
+        serde_json::from_value(json!({
+            "stage": "provider:rules",
+            "rules": [{"text": "no-billing", "file": "/etc/warden/rules.yaml", "line": 12}],
+            "provider": {"name": "rules", "version": "0.1.0", "digest": "ab"}
+        }))
+        .unwrap(),
+    );
+    let lines = golden_lines(|log| {
+        log.record(&call, &evaluation, None);
+    });
+    let line: serde_json::Value = serde_json::from_str(&lines[0]).unwrap();
+    assert_eq!(line["decided_by"], "provider:rules");
+    assert_eq!(
+        line["cause"],
+        json!({
+            "stage": "provider:rules",
+            "rules": [{"text": "no-billing", "file": "/etc/warden/rules.yaml", "line": 12}],
+            "provider": {"name": "rules", "version": "0.1.0", "digest": "ab"}
+        })
+    );
+}
+
+#[test]
+fn a_resumed_call_a_human_answered_names_the_human_as_its_cause() {
+    let mut calls = gate_calls();
+    calls[0].status = CallStatus::Run;
+    calls[0].decision = Some(DecisionKind::Approve);
+    let resolution: Resolution = serde_json::from_value(json!({
+        "approval_id": "ap-1", "thread_id": "t-1", "run_id": "r-1",
+        "resolved_by": {"by": "resume", "run_id": "r-1"},
+        "reviewer": "alice@example.com",
+        "consumption_id": "c-1", "resolved_at": "2026-01-02T03:04:07Z",
+        "run_state": "running", "calls": calls,
+        "message": {"content": "", "tool_calls": []}
+    }))
+    .unwrap();
+    let lines = golden_lines(|log| log.record_resolution(&resolution, None));
+    let answered: serde_json::Value = serde_json::from_str(&lines[0]).unwrap();
+    assert_eq!(answered["verdict"], "allow");
+    assert_eq!(
+        answered["cause"],
+        json!({"stage": "approval", "approver": "alice@example.com"})
+    );
+    // A call nobody was asked about names no human.
+    let unasked: serde_json::Value = serde_json::from_str(&lines[1]).unwrap();
+    assert!(unasked.get("cause").is_none(), "{unasked}");
 }
 
 fn gate_calls() -> Vec<CallOutcome> {
@@ -117,12 +173,13 @@ fn gate_lines_keep_their_format() {
                 r#""thread_id":"t-1","run_id":"r-1","tool_call_id":"call-1","tool_name":"bash","#,
                 r#""verdict":"ask","approval_id":"ap-1","request_id":"req-1","#,
                 r#""reasons":[{"code":"approval.required","message":"bash needs a human"}],"#,
-                r#""decided_by":"approval","generation":3,"arguments":{"command":"rm [REDACTED]"}}"#
+                r#""decided_by":"approval","generation":3,"node_name":"node-1","#,
+                r#""arguments":{"command":"rm [REDACTED]"}}"#
             ),
             concat!(
                 r#"{"decision_id":"decision_id","time":"time","source":"tool-calls","#,
                 r#""thread_id":"t-1","run_id":"r-1","tool_call_id":null,"tool_name":"read_file","#,
-                r#""verdict":"allow","reasons":[],"decided_by":null,"generation":3}"#
+                r#""verdict":"allow","reasons":[],"decided_by":null,"generation":3,"node_name":"node-1"}"#
             ),
         ]
     );
@@ -161,14 +218,15 @@ fn resume_lines_keep_their_format() {
                 r#""verdict":"deny","approval_id":"ap-1","request_id":"req-1","#,
                 r#""human_decision":"reject","reviewer":"alice [REDACTED]","relayed_by":"harness","#,
                 r#""reasons":[{"code":"approval.required","message":"not [REDACTED], no"}],"#,
-                r#""decided_by":"approval","caller":{"token":"harness","role":"evaluate"},"#,
+                r#""decided_by":"approval","cause":{"stage":"approval","approver":"alice [REDACTED]"},"#,
+                r#""caller":{"token":"harness","role":"evaluate"},"node_name":"node-1","#,
                 r#""arguments":{"command":"rm [REDACTED]"}}"#
             ),
             concat!(
                 r#"{"decision_id":"decision_id","time":"time","source":"resume","#,
                 r#""thread_id":"t-1","run_id":"r-2","tool_call_id":null,"tool_name":"read_file","#,
                 r#""verdict":"allow","reasons":[],"decided_by":null,"#,
-                r#""caller":{"token":"harness","role":"evaluate"}}"#
+                r#""caller":{"token":"harness","role":"evaluate"},"node_name":"node-1"}"#
             ),
         ]
     );

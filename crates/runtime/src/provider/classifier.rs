@@ -108,8 +108,8 @@ impl Classifier {
         &self.digest
     }
 
-    /// What a failed classification means: `ask` or `deny` raise the verdict;
-    /// absent (or `allow`), the verdict stands and the failure is logged.
+    /// What a failed classification means: `deny` denies, anything else asks
+    /// (triage's `failure_verdict`); `allow` is refused when the configuration loads.
     pub fn on_error(&self) -> Option<OnError> {
         self.on_error
     }

@@ -90,4 +90,46 @@ pub enum LoadError {
         /// Which entry, and why.
         source: crate::spec::ConfigFileError,
     },
+    /// The component's `warden:manifest` section could not be read.
+    #[error("provider '{provider}': {path}: {source}")]
+    Manifest {
+        /// The provider's name in the config.
+        provider: String,
+        /// Where the component came from.
+        path: String,
+        /// What is wrong with the section.
+        source: crate::manifest::ManifestError,
+    },
+    /// The provider's `config:` breaks the schema its manifest gives (or
+    /// that schema is unusable).
+    #[error("provider '{provider}': {source}")]
+    ConfigSchema {
+        /// The provider's name in the config.
+        provider: String,
+        /// Which field, and what the schema wanted.
+        source: crate::config_schema::SchemaError,
+    },
+    /// A provider bundle does not verify (signature, digest, key, contract);
+    /// its vectors failing is [`LoadError::Vectors`].
+    #[error("provider '{provider}': bundle {path}: {message}")]
+    Bundle {
+        /// The provider's name in the config.
+        provider: String,
+        /// The bundle's directory.
+        path: String,
+        /// What did not verify.
+        message: String,
+    },
+    /// The reload gate refused the build: its vectors file (`vectors:`, or a
+    /// bundle's) could not be read, or a vector's answer is not the expected
+    /// one. The message names the vector.
+    #[error("provider '{provider}': vectors {path}: {message}")]
+    Vectors {
+        /// The provider's name in the config.
+        provider: String,
+        /// The vectors file.
+        path: String,
+        /// Which vector failed and how, or why the file is unusable.
+        message: String,
+    },
 }

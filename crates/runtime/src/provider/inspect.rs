@@ -20,6 +20,9 @@ pub struct Inspection {
     pub sha256: String,
     /// The contract version of its `warden:guardrail` export, if it has one.
     pub contract: Option<String>,
+    /// What the component says it is (its `warden:manifest` section), if it
+    /// carries one.
+    pub manifest: Option<crate::manifest::Manifest>,
     /// Every import, each marked whether it alone makes the host refuse the component.
     pub imports: Vec<Import>,
     /// Every export, by name.
@@ -60,6 +63,7 @@ pub fn inspect(component: &ComponentBytes, artifacts: Option<&ArtifactCache>) ->
         size_bytes: component.size as usize,
         sha256: component.sha256.clone(),
         contract: None,
+        manifest: None,
         imports: Vec::new(),
         exports: Vec::new(),
         refusal: None,
@@ -86,8 +90,11 @@ pub fn inspect(component: &ComponentBytes, artifacts: Option<&ArtifactCache>) ->
         .exports
         .iter()
         .find_map(|e| e.strip_prefix(&provider_export).map(str::to_string));
-    let verdict =
-        check_contract(&name, &compiled, "provider").and_then(|()| prepare(&name, &compiled));
+    let manifest = component.manifest(&name);
+    inspection.manifest = manifest.as_ref().ok().cloned().flatten();
+    let verdict = check_contract(&name, &compiled, "provider")
+        .and_then(|()| manifest.map(drop))
+        .and_then(|()| prepare(&name, &compiled));
     inspection.refusal = verdict.err().map(|err| err.to_string());
     inspection
 }

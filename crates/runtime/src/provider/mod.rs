@@ -29,10 +29,13 @@ use crate::artifact_cache::ArtifactCache;
 use crate::builtin;
 use crate::engine::{Compiled, CompiledFrom, SandboxEngine};
 use crate::input_file::{self, InputFile, InputKind};
+use crate::manifest::Manifest;
+use crate::source_map::SourceMap;
 use crate::spec::{Limits, ProviderSpec};
 pub use sandbox::ProviderInfo;
 pub(crate) use sandbox::{Sandbox, World, impl_world, pre_instantiate};
 use warden_types::OnError;
+use warden_types::cause::SourcePosition;
 use warden_types::codes;
 use warden_types::decision::{Decision, Reason, Verdict};
 
@@ -90,6 +93,10 @@ pub struct Provider {
     sandbox: Sandbox<GuardrailProvider>,
     compiled_from: CompiledFrom,
     loaded_at: SystemTime,
+    manifest: Option<Manifest>,
+    /// Where each value of its configuration is written, for the rule a
+    /// decision names.
+    config_sources: SourceMap,
 }
 
 /// A component: its SHA-256, where it came from, and its bytes (a file's are
@@ -150,6 +157,38 @@ impl ComponentBytes {
             data: ComponentData::Memory(bytes),
             origin,
             sha256,
+        }
+    }
+
+    /// The manifest the component carries (`None` without one), checked
+    /// against the contract this host speaks.
+    pub fn manifest(&self, provider: &str) -> Result<Option<Manifest>, LoadError> {
+        let bytes = self.bytes().map_err(|source| LoadError::Read {
+            provider: provider.into(),
+            path: self.origin.clone(),
+            source,
+        })?;
+        let manifest = Manifest::read(&bytes).map_err(|source| LoadError::Manifest {
+            provider: provider.into(),
+            path: self.origin.clone(),
+            source,
+        })?;
+        match &manifest {
+            Some(m)
+                if !m
+                    .contract_version()
+                    .is_some_and(|v| compatible(v, CONTRACT_VERSION)) =>
+            {
+                Err(LoadError::Contract {
+                    provider: provider.into(),
+                    message: format!(
+                        "its manifest says it was built against {}; this host speaks \
+                         {CONTRACT_PACKAGE}@{CONTRACT_VERSION}",
+                        m.contract
+                    ),
+                })
+            }
+            _ => Ok(manifest),
         }
     }
 
@@ -263,6 +302,12 @@ pub fn check_contract(provider: &str, compiled: &Component, export: &str) -> Res
     }
 }
 
+/// Whether this host speaks `version` of the contract: same major; for 0.x,
+/// same minor.
+pub fn speaks_contract(version: &str) -> bool {
+    compatible(version, CONTRACT_VERSION)
+}
+
 /// Semver compatibility: same major; for 0.x, same minor.
 fn compatible(version: &str, ours: &str) -> bool {
     let parts = |v: &str| -> Option<(u64, u64)> {
@@ -322,8 +367,9 @@ impl_world!(
 );
 
 impl Provider {
-    /// Loads a provider: read, verify the pin, compile, check, pre-instantiate,
-    /// and bring up one configured instance. A failure to configure does not
+    /// Loads a provider: read, verify the pin, compile, check, read its
+    /// manifest and check the config against the manifest's schema,
+    /// pre-instantiate, and bring up one configured instance. A failure to configure does not
     /// fail the load: the provider then denies every call with
     /// `warden.configure_failed` (see [`Provider::health`]).
     pub fn load(
@@ -331,12 +377,12 @@ impl Provider {
         sources: &Sources<'_>,
         fail_closed: bool,
     ) -> Result<Provider, LoadError> {
-        let config =
-            spec.resolved_config(sources.base_dir)
-                .map_err(|source| LoadError::ConfigFile {
-                    provider: spec.name.clone(),
-                    source,
-                })?;
+        let (config, config_sources) = spec
+            .resolved_config_with_sources(sources.base_dir)
+            .map_err(|source| LoadError::ConfigFile {
+                provider: spec.name.clone(),
+                source,
+            })?;
         let (component, compiled) = load_component(
             &spec.name,
             &spec.wasm,
@@ -344,6 +390,15 @@ impl Provider {
             "provider",
             sources,
         )?;
+        let manifest = component.manifest(&spec.name)?;
+        if let Some(schema) = manifest.as_ref().and_then(|m| m.config_schema.as_ref()) {
+            crate::config_schema::validate(schema, &config).map_err(|source| {
+                LoadError::ConfigSchema {
+                    provider: spec.name.clone(),
+                    source,
+                }
+            })?;
+        }
         let sandbox = Sandbox::new(
             &spec.name,
             &compiled.component,
@@ -364,7 +419,17 @@ impl Provider {
             sandbox,
             compiled_from: compiled.origin,
             loaded_at: SystemTime::now(),
+            manifest,
+            config_sources,
         })
+    }
+
+    /// Where the part of its configuration at `pointer` (a JSON pointer
+    /// into the config it was given, as a provider names the rule that
+    /// decided in `rule_pointer`) is written: the value's own line, or its
+    /// nearest written ancestor's.
+    pub fn config_source(&self, pointer: &str) -> Option<SourcePosition> {
+        self.config_sources.locate(pointer)
     }
 
     /// The provider's name in the config.
@@ -385,6 +450,11 @@ impl Provider {
     /// What the component says it is (its name and version).
     pub fn info(&self) -> &ProviderInfo {
         self.sandbox.info()
+    }
+
+    /// Its manifest, if its component carries one.
+    pub fn manifest(&self) -> Option<&Manifest> {
+        self.manifest.as_ref()
     }
 
     /// Its sandbox limits, as configured.
@@ -471,8 +541,13 @@ fn accept(raw: wit::Decision, max_bytes: usize) -> Result<Decision, ProviderFail
             "the decision is {size} bytes; the limit is {max_bytes}"
         )));
     }
-    let metadata: Map<String, Value> = serde_json::from_str(&raw.metadata)
-        .map_err(|err| invalid(format!("the metadata is not a JSON object: {err}")))?;
+    // Most decisions carry none: the SDK writes `{}`, which needs no parser.
+    let metadata: Map<String, Value> = if raw.metadata == "{}" {
+        Map::new()
+    } else {
+        serde_json::from_str(&raw.metadata)
+            .map_err(|err| invalid(format!("the metadata is not a JSON object: {err}")))?
+    };
     let mut reasons = Vec::with_capacity(raw.reasons.len());
     for reason in raw.reasons {
         if reason.code.is_empty() || reason.code.len() > 128 {

@@ -16,6 +16,9 @@ struct PoolState<I> {
     idle: Vec<I>,
     /// Instances alive: idle, or out with a caller.
     live: usize,
+    /// Callers waiting for a place: a freed place wakes one only when there is
+    /// one (a condition variable's notify is a system call even when nobody waits).
+    waiting: usize,
 }
 
 /// What a pool looks like right now, for metrics.
@@ -44,6 +47,7 @@ impl<I> InstancePool<I> {
             state: Mutex::new(PoolState {
                 idle: Vec::with_capacity(capacity),
                 live: 0,
+                waiting: 0,
             }),
             freed: Condvar::new(),
             capacity,
@@ -71,11 +75,13 @@ impl<I> InstancePool<I> {
             if now >= deadline {
                 return None;
             }
+            state.waiting += 1;
             state = self
                 .freed
                 .wait_timeout(state, deadline - now)
                 .unwrap_or_else(PoisonError::into_inner)
                 .0;
+            state.waiting -= 1;
         }
     }
 
@@ -96,6 +102,15 @@ impl<I> InstancePool<I> {
         }
     }
 
+    /// Wakes one waiting caller, if any, after a place was freed.
+    fn wake_one(&self, state: MutexGuard<'_, PoolState<I>>) {
+        let waiting = state.waiting > 0;
+        drop(state);
+        if waiting {
+            self.freed.notify_one();
+        }
+    }
+
     pub(crate) fn usage(&self) -> PoolUsage {
         let state = self.lock();
         PoolUsage {
@@ -110,8 +125,9 @@ impl<I> Slot<'_, I> {
     /// Hands a healthy instance back for the next call.
     pub(crate) fn release(mut self, instance: I) {
         self.released = true;
-        self.pool.lock().idle.push(instance);
-        self.pool.freed.notify_one();
+        let mut state = self.pool.lock();
+        state.idle.push(instance);
+        self.pool.wake_one(state);
     }
 }
 
@@ -120,8 +136,9 @@ impl<I> Drop for Slot<'_, I> {
         if !self.released {
             // Drop the instance outside the lock; only the place is shared.
             drop(self.instance.take());
-            self.pool.lock().live -= 1;
-            self.pool.freed.notify_one();
+            let mut state = self.pool.lock();
+            state.live -= 1;
+            self.pool.wake_one(state);
         }
     }
 }
@@ -179,5 +196,64 @@ mod tests {
             held.release(3);
             assert!(waiter.join().unwrap());
         });
+    }
+
+    #[test]
+    fn a_waiting_call_gets_the_place_of_a_discarded_instance() {
+        let pool: InstancePool<u8> = InstancePool::new(1);
+        let held = pool.acquire(soon()).unwrap();
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| {
+                // Woken by the freed place, not by its deadline.
+                let deadline = Instant::now() + Duration::from_secs(60);
+                pool.acquire(deadline).is_some() && Instant::now() < deadline
+            });
+            while pool.lock().waiting == 0 {
+                std::thread::yield_now();
+            }
+            drop(held);
+            assert!(waiter.join().unwrap());
+        });
+    }
+
+    #[test]
+    fn every_waiting_call_gets_a_place_as_places_are_freed() {
+        // Eight callers share two places, each holding its place across a
+        // yield so that others wait; a lost wake-up would leave one asleep
+        // until its deadline.
+        let pool: InstancePool<u8> = InstancePool::new(2);
+        std::thread::scope(|s| {
+            let callers: Vec<_> = (0..8)
+                .map(|_| {
+                    s.spawn(|| {
+                        (0..200).all(|_| {
+                            let deadline = Instant::now() + Duration::from_secs(60);
+                            let Some(mut slot) = pool.acquire(deadline) else {
+                                return false;
+                            };
+                            let instance = slot.instance.take().unwrap_or(1);
+                            std::thread::yield_now();
+                            slot.release(instance);
+                            Instant::now() < deadline
+                        })
+                    })
+                })
+                .collect();
+            for caller in callers {
+                assert!(caller.join().unwrap());
+            }
+        });
+        assert_eq!(pool.lock().waiting, 0);
+    }
+
+    #[test]
+    fn a_call_that_gave_up_waiting_is_no_longer_counted() {
+        let pool: InstancePool<u8> = InstancePool::new(1);
+        let _held = pool.acquire(soon()).unwrap();
+        assert!(
+            pool.acquire(Instant::now() + Duration::from_millis(5))
+                .is_none()
+        );
+        assert_eq!(pool.lock().waiting, 0);
     }
 }

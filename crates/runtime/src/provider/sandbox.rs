@@ -261,7 +261,13 @@ impl<W: World> Sandbox<W> {
         };
         let mut store = Store::new(&self.engine, HostState::new(self.limits.memory_bytes()));
         store.limiter(|state| &mut state.limiter);
-        arm(&mut store, &self.limits);
+        // Loading is not judging: instantiation and `configure` run on their own budget.
+        let limits = &self.limits;
+        set_budget(
+            &mut store,
+            limits.configure_fuel,
+            limits.configure_timeout(),
+        );
         let guest = match W::instantiate(&self.pre, &mut store) {
             Ok(guest) => guest,
             Err(err) => return Err(fail("instantiate", err, &store)),
@@ -272,14 +278,56 @@ impl<W: World> Sandbox<W> {
                 FailureKind::ConfigureFailed,
                 format!("configure refused the config: {}", truncate(&message, 500)),
             )),
-            Err(err) => Err(fail("configure", err, &store)),
+            Err(err) => Err(
+                match over_budget(self.classify(&err, &store).kind, limits) {
+                    Some(message) => ProviderFailure::new(FailureKind::ConfigureFailed, message),
+                    None => fail("configure", err, &store),
+                },
+            ),
         }
     }
 }
 
+/// What a `configure` that ran out of its budget says: which limit, and what
+/// to raise; `None` for any other failure.
+fn over_budget(kind: FailureKind, limits: &Limits) -> Option<String> {
+    let (what, raise) = match kind {
+        FailureKind::FuelExhausted => (
+            format!(
+                "ran out of fuel (limits.configure_fuel: {})",
+                limits.configure_fuel
+            ),
+            "limits.configure_fuel",
+        ),
+        FailureKind::Timeout => (
+            format!(
+                "ran past limits.configure_timeout_ms ({} ms)",
+                limits.configure_timeout_ms
+            ),
+            "limits.configure_timeout_ms",
+        ),
+        FailureKind::MemoryLimit => (
+            format!(
+                "needed more memory than limits.memory_mb ({} MB)",
+                limits.memory_mb
+            ),
+            "limits.memory_mb",
+        ),
+        _ => return None,
+    };
+    Some(format!(
+        "configure {what}: the configuration is too large for its budget; raise {raise} ({})",
+        kind.code()
+    ))
+}
+
 /// Refills the fuel and sets the deadline for one call into the guest.
 fn arm(store: &mut Store<HostState>, limits: &Limits) {
+    set_budget(store, limits.fuel, limits.timeout());
+}
+
+fn set_budget(store: &mut Store<HostState>, fuel: u64, timeout: std::time::Duration) {
     // Fuel is enabled on the shared engine, so this cannot fail.
-    let _ = store.set_fuel(limits.fuel);
-    store.set_epoch_deadline(SandboxEngine::ticks_for(limits.timeout()));
+    let _ = store.set_fuel(fuel);
+    store.set_epoch_deadline(SandboxEngine::ticks_for(timeout));
 }

@@ -10,10 +10,12 @@ use axum::http::request::Parts;
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
-use warden::Evaluation;
+use warden::{Evaluation, Shadow, ShadowOutcome};
 use warden_approval::validate::check_id;
 use warden_approval::{ApprovalError, GateOutcome, ModelResponse, RunRef};
+use warden_log::{DecisionLog, LoggedShadow};
 use warden_types::Caller;
+use warden_types::approval::{McpAskAnswer, McpAttestation};
 use warden_types::call_listing::list_calls;
 use warden_types::decision::Reason;
 use warden_types::request::{RequestError, ToolCall};
@@ -21,7 +23,6 @@ use warden_types::request::{RequestError, ToolCall};
 use super::extract::{Authorized, CheckedBody};
 use crate::auth::Principal;
 use crate::body::{ApiError, Refusal};
-use crate::outcomes::requester;
 use crate::refusal::{self, OVERLOADED, STORE_UNAVAILABLE};
 use crate::state::DaemonState;
 
@@ -60,16 +61,18 @@ pub(super) async fn evaluate(
             .offload(move |daemon| judge_call(daemon, &principal, &call, caller))
             .await
     };
-    let evaluation = match judged {
+    let (evaluation, shadow) = match judged {
         Ok(judged) => judged?,
         Err(err) if err.is_overload() => {
             let generation = daemon.warden.snapshot().generation();
-            refusal::evaluation(&call, caller, generation, OVERLOADED, &err.to_string())
-                .map_err(request_error)?
+            let evaluation =
+                refusal::evaluation(&call, caller, generation, OVERLOADED, &err.to_string())
+                    .map_err(request_error)?;
+            (evaluation, None)
         }
         Err(err) => return Err(ApiError::from(err)),
     };
-    Ok(decided(&daemon, &who, &call, &evaluation).await)
+    Ok(decided(&daemon, &who, &call, &evaluation, shadow).await)
 }
 
 /// The error for what only the harness controls in a call (its context).
@@ -78,18 +81,53 @@ fn request_error(err: RequestError) -> ApiError {
 }
 
 /// Answers a decision: counted, logged (and synced, with `fsync: always`), its
-/// log id in the header.
+/// log id in the header. With a shadow judgment pending, the answer goes at
+/// once and its line is held until the shadow is judged or shed (see
+/// `warden::shadow` for the bound): the line records both.
 async fn decided(
-    daemon: &DaemonState,
+    daemon: &Arc<DaemonState>,
     who: &Principal,
     call: &ToolCall,
     evaluation: &Evaluation,
+    shadow: Option<Shadow>,
 ) -> Response {
     daemon.metrics.observe(evaluation);
-    let id = daemon
-        .decisions
-        .record(call, evaluation, Some(requester(who)));
-    daemon.decisions.synced().await;
+    if let Some(server) = &call.context.mcp_server {
+        daemon
+            .metrics
+            .mcp_call(server, &call.tool_name, evaluation.verdict);
+    }
+    let id = match shadow {
+        None => {
+            let id = daemon.log_new_decision(call, evaluation, who);
+            daemon.decisions.synced().await;
+            id
+        }
+        Some(shadow) => {
+            let id = DecisionLog::decision_id(evaluation);
+            let held = (
+                daemon.clone(),
+                who.clone(),
+                call.clone(),
+                evaluation.clone(),
+                id.clone(),
+            );
+            shadow.then(move |outcome| {
+                let (daemon, who, call, evaluation, id) = held;
+                let logged = match &outcome {
+                    ShadowOutcome::Judged(j) => LoggedShadow::judged(
+                        j.verdict,
+                        j.differs,
+                        j.decided_by.as_deref(),
+                        &j.reasons,
+                    ),
+                    ShadowOutcome::Shed => LoggedShadow::shed(),
+                };
+                daemon.log_decision(&id, &call, &evaluation, &who, Some(logged));
+            });
+            id
+        }
+    };
     let mut response = axum::Json(evaluation).into_response();
     if let Ok(value) = HeaderValue::from_str(&id) {
         response.headers_mut().insert(DECISION_ID_HEADER, value);
@@ -99,13 +137,13 @@ async fn decided(
 
 /// The deny decision for a request refused before it could be judged.
 async fn refuse(
-    daemon: &DaemonState,
+    daemon: &Arc<DaemonState>,
     who: &Principal,
     call: &ToolCall,
     refusal: Refusal,
 ) -> Response {
     let evaluation = daemon.warden.refusal(refusal.code, &refusal.message);
-    let mut response = decided(daemon, who, call, &evaluation).await;
+    let mut response = decided(daemon, who, call, &evaluation, None).await;
     if refusal.body.is_none() {
         close_after(&mut response);
     }
@@ -147,10 +185,10 @@ fn judge_call(
     principal: &str,
     call: &ToolCall,
     caller: Caller,
-) -> Result<Evaluation, ApiError> {
+) -> Result<(Evaluation, Option<Shadow>), ApiError> {
     daemon
         .gate
-        .evaluate(principal, call, caller)
+        .evaluate_shadowed(principal, call, caller)
         .map_err(request_error)
 }
 
@@ -212,9 +250,7 @@ pub(super) async fn tool_calls(
                 let notice = &outcome.notices[0];
                 let evaluation = daemon.warden.refusal(&notice.code, &notice.message);
                 daemon.metrics.observe(&evaluation);
-                daemon
-                    .decisions
-                    .record(&call, &evaluation, Some(requester(&who)));
+                daemon.log_new_decision(&call, &evaluation, &who);
             }
             outcome
         }
@@ -275,4 +311,75 @@ fn submit(
         }
         other => Ok(other?),
     }
+}
+
+/// `POST /v1/mcp/asks`: an ask on one MCP call of the caller's principal
+/// (`warden mcp`, after `/v1/evaluate` said ask): the human's answer to the
+/// call's earlier ask, consumed by this request only; else its pending ask;
+/// else a new ask, filed (and logged) like a pause on the call's own thread.
+pub(super) async fn mcp_ask(
+    State(daemon): State<Arc<DaemonState>>,
+    Authorized(who): Authorized,
+    CheckedBody(body): CheckedBody,
+) -> Result<Response, ApiError> {
+    let bytes = body.map_err(|refusal| ApiError::bad_request(refusal.message))?;
+    let call = ToolCall::from_checked_json(&bytes).map_err(request_error)?;
+    let caller = super::extract::caller_of(&who);
+    let asked = {
+        let principal = who.name.clone();
+        daemon
+            .offload(move |daemon| {
+                daemon
+                    .gate
+                    .mcp_ask(&principal, &call, caller)
+                    .map_err(ApiError::from)
+            })
+            .await
+    };
+    let mut asked = asked.map_err(ApiError::from)??;
+    if let Some(outcome) = &asked.filed {
+        daemon.record_gate(outcome, &who).await;
+    }
+    // Where a human answers it: the console's page for the approval.
+    if let McpAskAnswer::Pending {
+        approval_id,
+        console_url,
+        ..
+    } = &mut asked.answer
+    {
+        *console_url = Some(format!(
+            "{}/console/approvals/{approval_id}",
+            daemon.public_url()
+        ));
+    }
+    Ok(axum::Json(asked.answer).into_response())
+}
+
+/// `POST /v1/mcp/asks/attest`: an MCP client's own answer (an elicitation
+/// `warden mcp` sent it) to the pending ask of one MCP call of the caller's
+/// principal, recorded as client-attested and read by that call at once.
+/// An approval the operator's `mcp.client_attested` does not allow is
+/// refused (422) and the ask stays pending for a human.
+pub(super) async fn mcp_attest(
+    State(daemon): State<Arc<DaemonState>>,
+    Authorized(who): Authorized,
+    CheckedBody(body): CheckedBody,
+) -> Result<Response, ApiError> {
+    let bytes = body.map_err(|refusal| ApiError::bad_request(refusal.message))?;
+    let attestation: McpAttestation = serde_json::from_slice(&bytes)
+        .map_err(|err| ApiError::bad_request(format!("invalid attestation: {err}")))?;
+    attestation.call.validate().map_err(request_error)?;
+    let attested = {
+        let principal = who.name.clone();
+        daemon
+            .offload(move |daemon| {
+                daemon
+                    .gate
+                    .mcp_attest(&principal, &attestation)
+                    .map_err(ApiError::from)
+            })
+            .await
+    };
+    let attested = attested.map_err(ApiError::from)??;
+    Ok(axum::Json(attested.answer).into_response())
 }

@@ -48,7 +48,7 @@ pub(super) struct Authorized(pub(super) Principal);
 /// What the pipeline believes of a caller: only a token makes a caller
 /// internal, or believed on an attribution field (`asserts:`), never the
 /// request body.
-pub(super) fn caller_of(who: &Principal) -> Caller {
+pub(crate) fn caller_of(who: &Principal) -> Caller {
     Caller::of_credential(who.role == Role::Internal, who.asserts)
 }
 

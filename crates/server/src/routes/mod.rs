@@ -7,14 +7,17 @@
 //!
 //! One module per resource: [`calls`] (what an agent's model wants to run),
 //! [`approvals`] (pauses and interactions), [`grants`], [`admin`] (reload,
-//! providers) and [`service`] (health, metrics, the OpenAPI document).
+//! providers), [`tools`] (which tools to offer) and [`service`] (health,
+//! metrics, the OpenAPI document).
 
 mod admin;
 mod approvals;
 mod calls;
 mod extract;
+pub(crate) use extract::caller_of;
 mod grants;
 mod service;
+mod tools;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -67,6 +70,18 @@ pub const ROUTES: &[RouteInfo] = &[
         handler: || post(calls::tool_calls),
     },
     RouteInfo {
+        method: "POST",
+        path: "/v1/mcp/asks",
+        access: Some(Access::Agent),
+        handler: || post(calls::mcp_ask),
+    },
+    RouteInfo {
+        method: "POST",
+        path: "/v1/mcp/asks/attest",
+        access: Some(Access::Agent),
+        handler: || post(calls::mcp_attest),
+    },
+    RouteInfo {
         method: "GET",
         path: "/v1/threads/{thread_id}/approvals",
         access: Some(Access::Token),
@@ -77,6 +92,12 @@ pub const ROUTES: &[RouteInfo] = &[
         path: "/v1/threads/{thread_id}/approvals/{approval_id}/resume",
         access: Some(Access::Token),
         handler: || post(approvals::resume),
+    },
+    RouteInfo {
+        method: "POST",
+        path: "/v1/tools/offered",
+        access: Some(Access::Agent),
+        handler: || post(tools::offered),
     },
     RouteInfo {
         method: "GET",
@@ -113,6 +134,18 @@ pub const ROUTES: &[RouteInfo] = &[
         path: "/v1/admin/reload",
         access: Some(Access::Admin),
         handler: || post(admin::reload),
+    },
+    RouteInfo {
+        method: "POST",
+        path: "/v1/admin/promote",
+        access: Some(Access::Admin),
+        handler: || post(admin::promote),
+    },
+    RouteInfo {
+        method: "POST",
+        path: "/v1/admin/rollback",
+        access: Some(Access::Admin),
+        handler: || post(admin::rollback),
     },
     RouteInfo {
         method: "GET",

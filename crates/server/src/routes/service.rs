@@ -15,12 +15,15 @@ pub const OPENAPI: &str = include_str!("../../../../docs/openapi.json");
 
 /// `GET /healthz`: the daemon is up and has a provider set.
 pub(super) async fn healthz(State(daemon): State<Arc<DaemonState>>) -> axum::Json<Health> {
-    axum::Json(daemon.warden.health())
+    let mut health = daemon.warden.health();
+    health.node_name = Some(daemon.node_name.clone());
+    axum::Json(health)
 }
 
 /// `GET /metrics`: Prometheus text format.
 pub(super) async fn metrics(State(daemon): State<Arc<DaemonState>>) -> Response {
     daemon.metrics.load(daemon.current_load());
+    daemon.metrics.shadow(&daemon.warden.shadow_counts());
     let (content_type, text) = daemon
         .metrics
         .render(&daemon.warden.snapshot(), daemon.decisions.write_errors());

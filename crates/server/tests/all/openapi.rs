@@ -14,10 +14,11 @@ use serde_json::{Map, Value};
 use warden_types::admin::{Health, ProviderList, ProviderStatus, ReloadReport};
 use warden_types::approval::{
     ApprovalPage, ApprovalRequest, ApprovalView, CallOutcome, ClearRequest, GateOutcome, Grant,
-    GrantList, InteractionAnswer, InteractionQuery, ModelResponse, Resolution, ResumeRequest,
-    RevokeRequest,
+    GrantList, InteractionAnswer, InteractionQuery, McpAskAnswer, McpAttestation, ModelResponse,
+    Resolution, ResumeRequest, RevokeRequest,
 };
 use warden_types::error::ErrorBody;
+use warden_types::tools::{OfferAnswer, OfferQuery};
 use warden_types::{Evaluation, StageReport, ToolCall};
 
 /// How to regenerate the document (also in docs/daemon.md).
@@ -53,6 +54,8 @@ fn schemas() -> Map<String, Value> {
     add::<ClearRequest>(&mut requests);
     add::<RevokeRequest>(&mut requests);
     add::<InteractionQuery>(&mut requests);
+    add::<OfferQuery>(&mut requests);
+    add::<McpAttestation>(&mut requests);
 
     let mut answers = generator(SchemaSettings::draft2020_12().for_serialize());
     add::<Evaluation>(&mut answers);
@@ -66,6 +69,8 @@ fn schemas() -> Map<String, Value> {
     add::<Grant>(&mut answers);
     add::<GrantList>(&mut answers);
     add::<InteractionAnswer>(&mut answers);
+    add::<OfferAnswer>(&mut answers);
+    add::<McpAskAnswer>(&mut answers);
     add::<ReloadReport>(&mut answers);
     add::<ProviderList>(&mut answers);
     add::<ProviderStatus>(&mut answers);

@@ -33,6 +33,7 @@ const ORDER: &[&str] = &[
     "warden_approval",
     "warden_server",
     "warden_bench",
+    "warden_mcp",
     "warden_cli",
     "warden_testkit",
 ];

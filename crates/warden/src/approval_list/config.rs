@@ -9,7 +9,7 @@ use warden_policy::rules::Rule;
 
 /// `hitl_approval:` in the configuration file. An opt-in gate on selected
 /// tools, not a way for an unattended run to wait for a human. The section's
-/// `durability` is the approval store's ([`STORE_KEYS`]): the library skips
+/// `durability` and `store` are the approval store's ([`STORE_KEYS`]): the library skips
 /// it.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -115,7 +115,7 @@ impl NotifyHook {
 
 /// The keys of `hitl_approval:` that the approval store reads
 /// (`warden_approval::StoreConfig`), not the library.
-pub const STORE_KEYS: &[&str] = &["durability"];
+pub const STORE_KEYS: &[&str] = &["durability", "store"];
 
 /// The default of `max_pending_per_principal`.
 pub const DEFAULT_MAX_PENDING: u64 = 100;

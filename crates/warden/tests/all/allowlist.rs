@@ -84,14 +84,3 @@ fn tool_names_match_exactly() {
         );
     }
 }
-
-#[test]
-fn an_unknown_config_key_fails_configure_naming_it() {
-    let e = eval(
-        &allowlist(json!({"allow_tools": ["bash"]})),
-        "bash",
-        empty(),
-    );
-    assert_eq!(detail(&e), Some("warden.configure_failed"));
-    assert!(e.reasons[1].message.contains("allow_tools"), "{e:?}");
-}

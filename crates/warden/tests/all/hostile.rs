@@ -92,22 +92,67 @@ fn metadata_that_is_not_a_json_object_is_invalid() {
     assert_contained("invalid_metadata", empty(), "warden.invalid_decision");
 }
 
+/// Why a provider could not be configured.
+fn configure_failure(warden: &warden::Warden) -> warden::ProviderFailure {
+    let snapshot = warden.snapshot();
+    let provider = &snapshot.providers().providers()[0];
+    provider.health().unwrap_err().clone()
+}
+
 #[test]
 fn a_loop_in_configure_denies_every_call_as_configure_failed() {
     let warden = hostile(
         json!({"behaviour": "infinite_loop", "in": "configure"}),
-        json!({"timeout_ms": 50, "fuel": 1u64 << 45}),
+        json!({"configure_timeout_ms": 50, "configure_fuel": 1u64 << 45}),
     );
-    let snapshot = warden.snapshot();
-    let provider = &snapshot.providers().providers()[0];
-    let failure = provider.health().unwrap_err();
+    let failure = configure_failure(&warden);
     assert_eq!(failure.kind, FailureKind::ConfigureFailed);
-    assert!(failure.message.contains("timeout"), "{failure}");
+    assert!(
+        failure
+            .message
+            .contains("ran past limits.configure_timeout_ms (50 ms)")
+            && failure
+                .message
+                .contains("raise limits.configure_timeout_ms"),
+        "{failure}"
+    );
     for _ in 0..3 {
         let e = eval(&warden, "bash", cmd("ls"));
         assert_eq!(e.verdict, Verdict::Deny);
         assert_eq!(detail(&e), Some("warden.configure_failed"));
     }
+}
+
+#[test]
+fn configure_out_of_its_fuel_names_the_limit_to_raise() {
+    let warden = hostile(
+        json!({"behaviour": "infinite_loop", "in": "configure"}),
+        json!({"configure_timeout_ms": 60_000, "configure_fuel": 2_000_000}),
+    );
+    let failure = configure_failure(&warden);
+    assert_eq!(failure.kind, FailureKind::ConfigureFailed);
+    assert!(
+        failure
+            .message
+            .contains("ran out of fuel (limits.configure_fuel: 2000000)")
+            && failure.message.contains("raise limits.configure_fuel"),
+        "{failure}"
+    );
+}
+
+#[test]
+fn configure_is_not_held_to_the_per_call_limits() {
+    // The per-call limits cannot even start a loop; configure's own budget
+    // stops it, and says so.
+    let warden = hostile(
+        json!({"behaviour": "infinite_loop", "in": "configure"}),
+        json!({"timeout_ms": 1, "fuel": 1_000, "configure_timeout_ms": 60_000, "configure_fuel": 50_000_000}),
+    );
+    let failure = configure_failure(&warden);
+    assert!(
+        failure.message.contains("limits.configure_fuel"),
+        "{failure}"
+    );
 }
 
 #[test]

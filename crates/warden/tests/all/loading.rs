@@ -129,12 +129,15 @@ fn a_config_file_read_with_its_digest_is_the_same_config_and_the_sha256_of_its_b
 
 #[test]
 fn the_worst_case_of_a_snapshot_sums_its_providers_limits() {
-    let providers = "    - {name: a, wasm: builtin:allowlist, limits: {timeout_ms: 1}}\n    \
-                     - {name: b, wasm: allowlist.wasm, limits: {timeout_ms: 2}}\n";
+    // Configure limits with room on a loaded machine: the load configures
+    // one instance of each.
+    let providers = "    - {name: a, wasm: builtin:allowlist, limits: {timeout_ms: 1, configure_timeout_ms: 20}}\n    \
+                     - {name: b, wasm: allowlist.wasm, limits: {timeout_ms: 2, configure_timeout_ms: 30}}\n";
     let warden = load(&format!("guardrails:\n  providers:\n{providers}")).unwrap();
-    // Each: its limit waiting for an instance, then its limit and one epoch
-    // tick (1 ms) twice, configuring a new instance and the call.
-    let worst = std::time::Duration::from_millis((1 + 2 * 2) + (2 + 2 * 3));
+    // Each: its call limit waiting for an instance, then its configure limit
+    // and one epoch tick (1 ms) configuring a new instance, and its call
+    // limit and one tick for the call.
+    let worst = std::time::Duration::from_millis((1 + 21 + 2) + (2 + 31 + 3));
     assert_eq!(warden.snapshot().worst_case(), worst);
     let disabled = load(&format!(
         "guardrails:\n  enabled: false\n  providers:\n{providers}"

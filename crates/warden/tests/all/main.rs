@@ -6,16 +6,25 @@ mod common {
 }
 
 mod allowlist;
+mod attribution;
+mod bundle;
+mod evasion_set;
 mod evasions;
 mod front_door;
+mod gate;
 mod hostile;
 #[cfg(feature = "language-providers")]
 mod languages;
 mod loading;
+mod manifest;
 mod oap;
 mod permissions;
 mod pipeline;
+mod rule_packs;
 mod rules;
 mod service;
+mod shadow;
+mod shadow_config;
 mod shared_file;
+mod source_map;
 mod triage;

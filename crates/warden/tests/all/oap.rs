@@ -41,6 +41,8 @@ const CODES: &[&str] = &[
     "oap.mcp_tool_not_allowed",
     "oap.recipient_not_allowed",
     "oap.approval_required",
+    "oap.limit_exceeded",
+    "oap.currency_unsupported",
 ];
 
 struct Vectors {
@@ -465,4 +467,193 @@ fn the_embedded_default_runs_the_oap_provider_with_the_example_passport() {
     );
     assert_eq!(codes(&e), ["oap.dangerous_operation"]);
     assert_eq!(e.decided_by.as_deref(), Some("provider:oap"));
+}
+
+/// A passport whose command and file-read `blocked_patterns` are 10,000 each,
+/// of every kind: command patterns (program, flags and operand globs),
+/// phrases, single words; file names, relative directories, absolute globs.
+fn passport_with_many_patterns(n: usize) -> Value {
+    let command = |i: usize| match i % 4 {
+        0 => format!("tool{i} --force"),
+        1 => format!("deploy{i} prod"),
+        2 => format!("grep -r key{i}"),
+        _ => format!("secret{i}"),
+    };
+    let file = |i: usize| match i % 3 {
+        0 => format!("*.ext{i}"),
+        1 => format!("cache{i}/**"),
+        _ => format!("/workspace/dir{i}/*.log"),
+    };
+    let mut passport = base_passport();
+    passport["limits"]["system.command.execute"] = json!({
+        "allowed_commands": ["*"],
+        "blocked_patterns": (0..n).map(command).collect::<Vec<_>>(),
+    });
+    passport["limits"]["data.file.read"] = json!({
+        "allowed_paths": ["/workspace"],
+        "blocked_patterns": (0..n).map(file).collect::<Vec<_>>(),
+    });
+    passport
+}
+
+#[test]
+fn ten_thousand_blocked_patterns_load_on_the_default_limits_and_the_first_listed_decides() {
+    // The default limits: no `limits:` for the provider.
+    let w = warden(&format!(
+        "permissions:\n  mode: full_auto\n  sensitive_paths: {{unsafe_drop_defaults: true}}\nguardrails:\n  providers:\n    - name: oap\n      wasm: \"builtin:oap-passport\"\n      config: {}\n",
+        json!({"passport": passport_with_many_patterns(10_000)})
+    ));
+    let bash = |command: &str| ("bash", json!({ "command": command }));
+    let read = |path: &str| ("read_file", json!({ "path": path }));
+    // What the straightforward scan finds: the first listed pattern that
+    // matches, or none.
+    let table = [
+        (bash("git status"), None),
+        (bash("deploy5 staging"), None),
+        (bash("tool4 --force now"), Some("tool4 --force")),
+        (bash("echo deploy5 prod"), Some("deploy5 prod")),
+        (bash("grep -ri key6 ."), Some("grep -r key6")),
+        (bash("cat secret7"), Some("secret7")),
+        (bash("echo secret7 deploy5 prod"), Some("deploy5 prod")),
+        (bash("ls secret9999"), Some("secret9999")),
+        (read("/workspace/notes.md"), None),
+        (read("/workspace/a.ext99999"), None),
+        (read("/workspace/a.ext3"), Some("*.ext3")),
+        (read("/workspace/x/cache4/y"), Some("cache4/**")),
+        (read("/workspace/dir5/a.log"), Some("/workspace/dir5/*.log")),
+        (read("/workspace/dir5/a.ext0"), Some("*.ext0")),
+        (read("/workspace/a.ext9999"), Some("*.ext9999")),
+    ];
+    for ((tool, input), blocked) in table {
+        let e = judge(&w, tool, input.clone(), DEFAULT_TIMESTAMP);
+        match blocked {
+            None => assert_eq!(
+                opinion(&e),
+                (Verdict::Allow, "oap.allowed"),
+                "{input}: {e:?}"
+            ),
+            Some(pattern) => {
+                assert_eq!(
+                    opinion(&e),
+                    (Verdict::Deny, "oap.blocked_pattern"),
+                    "{input}: {e:?}"
+                );
+                let reason = e
+                    .reasons
+                    .iter()
+                    .find(|r| r.code == "oap.blocked_pattern")
+                    .unwrap_or_else(|| panic!("{input}: {e:?}"));
+                assert!(
+                    reason
+                        .message
+                        .ends_with(&format!("the blocked pattern '{pattern}'")),
+                    "{input}: {}",
+                    reason.message
+                );
+            }
+        }
+    }
+}
+
+/// A passport whose domain, method, MCP and recipient lists are 10,000
+/// entries each: plain and wildcard domains, servers, tools, tool prefixes.
+fn passport_with_many_list_entries(n: usize) -> Value {
+    let list = |entry: &dyn Fn(usize) -> String| (0..n).map(entry).collect::<Vec<_>>();
+    let mut passport = base_passport();
+    let limits = &mut passport["limits"];
+    limits["web.fetch"] = json!({
+        "allowed_domains": list(&|i| if i % 2 == 0 {
+            format!("site{i}.example")
+        } else {
+            format!("*.zone{i}.example")
+        }),
+        "blocked_domains": list(&|i| format!("bad{i}.example")),
+        "allowed_methods": list(&|i| if i + 1 == n { "GET".into() } else { format!("VERB{i}") }),
+    });
+    limits["mcp.tool.execute"] = json!({
+        "allowed_servers": list(&|i| format!("server{i}")),
+        "allowed_tools": list(&|i| format!("tool{i}")),
+        "allowed_tool_prefixes": list(&|i| format!("read{i}_")),
+    });
+    limits["messaging.send"] = json!({
+        "allowed_recipients": list(&|i| format!("user{i}@example.com")),
+    });
+    passport
+}
+
+#[test]
+fn ten_thousand_domains_servers_tools_and_recipients_load_on_the_default_limits() {
+    // The default limits: no `limits:` for the provider.
+    let w = warden(&format!(
+        "permissions:\n  mode: full_auto\n  sensitive_paths: {{unsafe_drop_defaults: true}}\nguardrails:\n  providers:\n    - name: oap\n      wasm: \"builtin:oap-passport\"\n      config: {}\n",
+        json!({"passport": passport_with_many_list_entries(10_000)})
+    ));
+    let fetch = |url: &str| ("web_fetch", json!({ "url": url }));
+    let mcp = |tool: &str| (tool.to_string(), json!({}));
+    let send = |to: &str| ("send_email", json!({ "to": to, "body": "hi" }));
+    let table = [
+        (fetch("https://site9998.example/a"), "oap.allowed", ""),
+        (fetch("https://a.b.zone9999.example/"), "oap.allowed", ""),
+        (
+            fetch("https://zone9999.example/"),
+            "oap.domain_not_allowed",
+            "",
+        ),
+        (
+            fetch("https://site9999.example/"),
+            "oap.domain_not_allowed",
+            "",
+        ),
+        (
+            fetch("https://x.bad9999.example/"),
+            "oap.domain_blocked",
+            "(bad9999.example)",
+        ),
+        (
+            (
+                "web_fetch",
+                json!({"url": "https://site0.example/", "method": "verb5"}),
+            ),
+            "oap.allowed",
+            "",
+        ),
+        (
+            (
+                "web_fetch",
+                json!({"url": "https://site0.example/", "method": "PUT"}),
+            ),
+            "oap.method_not_allowed",
+            "",
+        ),
+        (send("USER9999@example.com "), "oap.allowed", ""),
+        (
+            send("user10000@example.com"),
+            "oap.recipient_not_allowed",
+            "",
+        ),
+    ];
+    let mcp_table = [
+        (mcp("mcp__server9999__tool9999"), "oap.allowed"),
+        (mcp("mcp__server0__read9999_file"), "oap.allowed"),
+        (mcp("mcp__server0__read9999"), "oap.mcp_tool_not_allowed"),
+        (mcp("mcp__server0__tool10000"), "oap.mcp_tool_not_allowed"),
+        (mcp("mcp__server10000__tool0"), "oap.mcp_server_not_allowed"),
+    ];
+    let calls = table
+        .into_iter()
+        .map(|((tool, input), code, said)| (tool.to_string(), input, code, said))
+        .chain(mcp_table.into_iter().map(|((t, i), code)| (t, i, code, "")));
+    for (tool, input, code, said) in calls {
+        let e = judge(&w, &tool, input.clone(), DEFAULT_TIMESTAMP);
+        let verdict = if code == "oap.allowed" {
+            Verdict::Allow
+        } else {
+            Verdict::Deny
+        };
+        assert_eq!(opinion(&e), (verdict, code), "{tool} {input}: {e:?}");
+        assert!(
+            e.reasons.iter().any(|r| r.message.contains(said)),
+            "{tool} {input}: {e:?}"
+        );
+    }
 }

@@ -155,6 +155,49 @@ fn private_keys_and_writes_to_known_hosts_stay_denied() {
 }
 
 #[test]
+fn a_pem_file_openssl_uses_only_for_dh_parameters_or_certificates_is_not_a_secret() {
+    let w = engine(ALLOW_ALL);
+    for command in [
+        "openssl dhparam -out dhparams.pem 2048",
+        "openssl dhparam 2048 > /etc/nginx/dhparams.pem",
+        "openssl dhparam -in dhparams.pem -check -noout",
+        "openssl x509 -noout -text -in server.pem",
+        "openssl x509 -in /srv/tls/server.pem -noout -enddate",
+        "openssl x509 -in server.pem -outform der -out server.der.pem",
+        "openssl x509 -in a.pem -noout -subject && openssl x509 -in b.pem -noout -subject",
+    ] {
+        let e = judge(&w, "bash", cmd(command));
+        assert_eq!(e.verdict, Verdict::Allow, "{command}: {e:?}");
+    }
+}
+
+#[test]
+fn a_pem_file_used_otherwise_or_named_as_a_key_stays_secret_whatever_openssl_does_with_it() {
+    let w = engine(ALLOW_ALL);
+    for command in [
+        // The name says key; the directory is protected; the pattern is not *.pem alone.
+        "openssl x509 -in privkey.pem -noout",
+        "openssl x509 -in ~/.ssh/server.pem -noout",
+        "openssl dhparam -out server.key 2048",
+        // The same file used in another way in the same call.
+        "cat server.pem; openssl x509 -in server.pem -noout",
+        "openssl x509 -in server.pem -noout && cp server.pem /tmp/s",
+        "openssl x509 -req -in req.pem -signkey server.pem -out cert.pem",
+        // Other openssl commands are judged by shape alone.
+        "openssl req -new -key server.pem -out req.csr",
+        "openssl genrsa -out server.pem 2048",
+        "openssl rsa -in server.pem -text",
+    ] {
+        let e = judge(&w, "bash", cmd(command));
+        assert_eq!(e.verdict, Verdict::Deny, "{command}: {e:?}");
+        assert_eq!(first_code(&e), "perm.sensitive_path", "{command}");
+    }
+    // A file tool has no use to go by.
+    let e = judge(&w, "read_file", json!({"path": "dhparams.pem"}));
+    assert_eq!(e.verdict, Verdict::Deny, "{e:?}");
+}
+
+#[test]
 fn read_only_mode_denies_every_tool_not_registered_read_only() {
     let w = engine("  mode: read_only\n  allow: [\"Bash(*)\", Edit]\n");
     let write = judge(&w, "write_file", json!({"path": "a.txt", "content": "x"}));

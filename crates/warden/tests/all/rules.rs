@@ -317,7 +317,7 @@ fn the_example_policy_loads_and_decides_as_documented() {
     assert_eq!(
         stage(
             &w,
-            as_role("dev", "read_file", json!({"path": "/etc/shadow"}))
+            as_role("dev", "read_file", json!({"path": "/etc/hosts"}))
         ),
         (Verdict::Deny, "rules.denied".into())
     );
@@ -325,4 +325,78 @@ fn the_example_policy_loads_and_decides_as_documented() {
         stage(&w, as_role("dev", "search", json!({"q": "x"}))),
         (Verdict::Allow, "oap.allowed".into())
     );
+}
+
+/// A policy of `n` rules of every condition kind (`eq`, `in`, `contains`,
+/// `glob`, `matches`, `ne`), priorities mixed; a call of the table matches
+/// only the rule written for it.
+fn large_policy(n: usize) -> Value {
+    let rules: Vec<Value> = (0..n)
+        .map(|i| {
+            let mut when = vec![match i % 6 {
+                0 => json!({"field": "tool_name", "op": "eq", "value": format!("tool{i}")}),
+                1 => json!({"field": "user_role", "op": "in", "value": [format!("role{i}"), format!("team{i}")]}),
+                2 => json!({"field": "command", "op": "contains", "value": format!("--flag{i}")}),
+                3 => json!({"field": "args.path", "op": "glob", "value": format!("/srv/data{i}/**")}),
+                4 => json!({"field": "command", "op": "matches", "value": format!("^deploy{i}\\s+\\w+$")}),
+                _ => json!({"field": "thread_id", "op": "ne", "value": format!("thread{i}")}),
+            }];
+            if i % 6 == 5 {
+                when.push(json!({"field": "tool_name", "op": "eq", "value": format!("ne{i}")}));
+            }
+            let action = ["deny", "ask", "allow"][i % 3];
+            json!({"id": format!("r{i}"), "priority": i % 5, "when": when, "action": action})
+        })
+        .collect();
+    json!({"rules": rules, "default": "ask"})
+}
+
+#[test]
+fn ten_thousand_rules_of_every_kind_load_on_the_default_limits_and_decide() {
+    let w = rules(large_policy(10_000));
+    let snapshot = w.snapshot();
+    let provider = &snapshot.providers().providers()[0];
+    assert!(provider.health().is_ok(), "{:?}", provider.health());
+    let role = |role: &str| json!({"tool_name": "x", "context": {"user_role": role}});
+    let path = |path: &str| json!({"tool_name": "read_file", "tool_input": {"path": path}});
+    let table = [
+        (bash("git status"), Verdict::Ask, "rules#default"),
+        (json!({"tool_name": "tool6"}), Verdict::Deny, "rules#r6"),
+        (role("team7"), Verdict::Ask, "rules#r7"),
+        (bash("ls --flag8"), Verdict::Allow, "rules#r8"),
+        (path("/srv/data9/a"), Verdict::Deny, "rules#r9"),
+        (bash("deploy10 prod"), Verdict::Ask, "rules#r10"),
+        (bash("deploy10 prod now"), Verdict::Ask, "rules#default"),
+        (json!({"tool_name": "ne11"}), Verdict::Allow, "rules#r11"),
+        (
+            json!({"tool_name": "tool9996"}),
+            Verdict::Deny,
+            "rules#r9996",
+        ),
+    ];
+    for (request, verdict, policy_id) in table {
+        let e = judge(&w, request.clone());
+        assert_eq!(e.verdict, verdict, "{request}: {e:?}");
+        assert_eq!(e.policy_id.as_deref(), Some(policy_id), "{request}: {e:?}");
+    }
+}
+
+#[test]
+fn a_policy_costlier_to_load_than_a_call_loads_on_the_configure_budget() {
+    // Per-call fuel far below what loading a regex costs (about 1.5 million
+    // units each, before the index): loading has its own budget.
+    let conditions: Vec<Value> = (0..200)
+        .map(|i| json!({"field": "command", "op": "matches", "value": format!("^job{i}\\s+\\w+$")}))
+        .collect();
+    let rules: Vec<Value> = conditions
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| json!({"id": format!("r{i}"), "when": [c], "action": "deny"}))
+        .collect();
+    let w = warden(&format!(
+        "guardrails:\n  providers:\n    - name: rules\n      wasm: \"builtin:rules\"\n      limits: {{fuel: 20000000}}\n      config: {}\n",
+        json!({"rules": rules, "default": "allow"})
+    ));
+    assert_eq!(verdict(&w, bash("job7 now")), Verdict::Deny);
+    assert_eq!(verdict(&w, bash("ls")), Verdict::Allow);
 }

@@ -26,6 +26,8 @@ CallStatus = Literal["run", "denied", "pending"]
 DecisionKind = Literal["approve", "reject", "edit"]
 #: Where an approval is in its life.
 ApprovalStatus = Literal["pending", "resumed", "cleared", "expired"]
+#: What an approval answers: a paused run, or one MCP call's ask.
+ApprovalKind = Literal["pause", "mcp_call"]
 #: What a tool under ``hitl_approval`` does in a run.
 ListedTools = Literal["pause", "run", "deny"]
 #: What becomes of a sandbox network request that needs a human.
@@ -76,20 +78,30 @@ class StageReport(_StageReport, total=False):
 # -- operating: GET /healthz, GET /v1/admin/providers, POST /v1/admin/reload --
 
 
-class Health(TypedDict):
-    """``GET /healthz``: up, with a provider set."""
-
+class _Health(TypedDict):
     status: str
     generation: int
     #: How many providers the live set has.
     providers: int
 
 
+class Health(_Health, total=False):
+    """``GET /healthz``: up, with a provider set; the configuration's digest
+    and the node's name (``server.node_name``; in-process, none)."""
+
+    config_sha256: Optional[str]
+    node_name: Optional[str]
+
+
 class Limits(TypedDict):
-    """A provider's sandbox limits, as configured (``limits:``)."""
+    """A provider's sandbox limits, as configured (``limits:``). The
+    ``configure_*`` limits bound loading the config into a new instance (a
+    daemon older than them leaves them out)."""
 
     timeout_ms: int
     fuel: int
+    configure_timeout_ms: int
+    configure_fuel: int
     memory_mb: int
     max_input_bytes: int
     max_output_bytes: int
@@ -121,14 +133,20 @@ class ProviderStatus(TypedDict):
     pool: PoolUsage
 
 
-class ProviderList(TypedDict):
-    """``GET /v1/admin/providers``: the live provider set."""
-
+class _ProviderList(TypedDict):
     generation: int
     loaded_at: str
     #: ``guardrails.enabled``.
     enabled: bool
     providers: List[ProviderStatus]
+
+
+class ProviderList(_ProviderList, total=False):
+    """``GET /v1/admin/providers``: the live provider set; the configuration's
+    digest and the node's name (``server.node_name``; in-process, none)."""
+
+    config_sha256: Optional[str]
+    node_name: Optional[str]
 
 
 class ProviderDigest(TypedDict):
@@ -300,6 +318,9 @@ class Resolution(_Resolution, total=False):
 
     reviewer: Optional[str]
     relayed_by: Optional[str]
+    #: ``client_attested`` when an MCP client's own answer (elicitation)
+    #: resolved the approval; absent for a human's answer.
+    answered_by: str
 
 
 class _ApprovalView(TypedDict):
@@ -310,10 +331,13 @@ class _ApprovalView(TypedDict):
     status: ApprovalStatus
     created_at: str
     requests: List[ApprovalRequest]
+    kind: ApprovalKind
 
 
 class ApprovalView(_ApprovalView, total=False):
     """One approval as ``GET /v1/threads/{thread}/approvals`` lists it."""
+
+    consumed_at: Optional[str]
 
     expires_at: Optional[str]
     run_state: Optional[RunState]
@@ -364,6 +388,7 @@ class Grant(_Grant, total=False):
 
 __all__ = [
     "AiMessage",
+    "ApprovalKind",
     "ApprovalRequest",
     "ApprovalStatus",
     "ApprovalView",

@@ -105,6 +105,8 @@ PRIVILEGE_ESCALATION = "triage.privilege_escalation"
 OBFUSCATION = "triage.obfuscation"
 #: The command serves a shell over a socket.
 SOCKET_SHELL = "triage.socket_shell"
+#: The command prints a credential a tool keeps (`gh auth token`).
+CREDENTIAL_ACCESS = "triage.credential_access"
 #: The risk classifier rated the call high.
 CLASSIFIER_HIGH = "triage.classifier_high_risk"
 #: The risk classifier failed.

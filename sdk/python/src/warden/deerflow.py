@@ -78,22 +78,18 @@ same shape (DeerFlow 0.1.7's), so the provider can be used and tested without it
 from __future__ import annotations
 
 import asyncio
-import difflib
-import inspect
 import logging
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from . import codes, graph
+from . import adapter, codes, graph
 from .api import WardenAPI
 from .approval import NO_HUMAN_CODES, NO_WORKAROUND, Relay, Result, adapter_failure, run_id_for, unreachable_after
 from .client import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_TIMEOUT,
     DEFAULT_TOKEN_ENV,
-    DEFAULT_URL,
     Evaluation,
-    WardenClient,
     WardenUnavailable,
     tool_call,
 )
@@ -233,33 +229,22 @@ class WardenProvider:
         if unknown:
             # A misspelt safety setting (`interaction-mode`) must not silently
             # do nothing. DeerFlow itself passes only `framework`.
-            raise ValueError(_unknown_settings(sorted(unknown)))
+            raise ValueError(adapter.unknown_settings("WardenProvider", WardenProvider.__init__, sorted(unknown)))
         self.framework = framework
         # Settings first: a wrong one is reported before anything is loaded.
         self.interaction_mode = graph.check_mode("WardenProvider", interaction_mode)
-        self.client: WardenAPI
-        if client is not None:
-            self.client = client
-        elif (url is None) == (config is None):
-            given = "both" if url is not None else "neither"
-            raise ValueError(
-                f"WardenProvider: give exactly one of `url` (the Warden daemon, e.g. {DEFAULT_URL}) "
-                f"and `config` (a warden.yaml, for Warden in this process); {given} was given"
-            )
-        elif config is not None:
-            from .inprocess import Warden
-
-            # This process is the caller: internal, so the run's mode is told
-            # to Warden; no token (there is no daemon to present it to).
-            warden = Warden.from_config(config, data_dir=data_dir)
-            if inline_budget_ms is not None:
-                warden.inline_budget_ms = inline_budget_ms
-            self.client = warden
-        else:
-            assert url is not None  # exactly one of url and config
-            self.client = WardenClient.for_harness(
-                "WardenProvider", url, token, token_env, timeout=timeout, connect_timeout=connect_timeout
-            )
+        self.client: WardenAPI = adapter.warden_for(
+            "WardenProvider",
+            client=client,
+            url=url,
+            config=config,
+            data_dir=data_dir,
+            token=token,
+            token_env=token_env,
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            inline_budget_ms=inline_budget_ms,
+        )
         self.run_origin = run_origin
         self.pause_on_ask = pause_on_ask
         #: Who answers a pause where the run has no authenticated user (a
@@ -443,17 +428,6 @@ def _no_human(evaluation: Evaluation) -> Evaluation:
         "the call needs a human's approval, but nobody can be asked in this run: denied",
         asked=[r.code for r in evaluation.reasons],
     )
-
-
-def _unknown_settings(names: List[str]) -> str:
-    """The error for settings the provider does not take, with the nearest
-    known name of each."""
-    known = [n for n in inspect.signature(WardenProvider.__init__).parameters if n not in ("self", "unknown")]
-    parts = []
-    for name in names:
-        near = difflib.get_close_matches(name.replace("-", "_"), known, n=1)
-        parts.append(f"`{name}`" + (f" (did you mean `{near[0]}`?)" if near else ""))
-    return f"WardenProvider: unknown settings {', '.join(parts)}; the settings are {', '.join(known)}"
 
 
 __all__ = [

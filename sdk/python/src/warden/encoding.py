@@ -53,7 +53,7 @@ def unencodable_message(err: UnencodableInput) -> str:
 def encode(body: Any) -> bytes:
     """``body`` as UTF-8 JSON text, or :class:`UnencodableInput`."""
     try:
-        return json.dumps(body, allow_nan=False, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        text = json.dumps(body, allow_nan=False, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     except Exception as err:  # any failure to encode is a refusal, whatever raised it
         try:
             found = _find(body)
@@ -62,6 +62,41 @@ def encode(body: Any) -> bytes:
         if found is not None:
             raise found from err
         raise UnencodableInput("the request", f"it cannot be written as JSON ({type(err).__name__}: {err})") from err
+    # ``json`` writes a key that is not a string as one (``1`` as ``"1"``, so
+    # ``{1: a, "1": b}`` has one key twice) and an integer past a float's range
+    # as digits no JSON reader takes: refused as the in-process core refuses them.
+    if _coerced(body):
+        found = _find(body)
+        if found is not None:
+            raise found
+    return text
+
+
+def _coerced(body: Any) -> bool:
+    """Whether ``body`` (which ``json`` could write) holds a key that is not a
+    string or an integer that is no JSON number. Walked without recursion."""
+    stack: List[Any] = [body]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    return True
+                stack.append(item)
+        elif isinstance(value, (list, tuple)):
+            stack.extend(value)
+        elif isinstance(value, int) and not isinstance(value, bool) and _too_large(value):
+            return True
+    return False
+
+
+def _too_large(n: int) -> bool:
+    """Past a float's range: the daemon's parser reads a larger integer as a float."""
+    try:
+        float(n)
+    except OverflowError:
+        return True
+    return False
 
 
 class _Leave:
@@ -93,6 +128,8 @@ def _find(body: Any) -> Optional[UnencodableInput]:
             if problem is not None:
                 return problem
             continue
+        if isinstance(value, int) and not isinstance(value, bool) and _too_large(value):
+            return UnencodableInput(path or "the request", "the integer is too large for a JSON number")
         if value is None or isinstance(value, (bool, int)):
             continue
         if not isinstance(value, (dict, list, tuple)):
@@ -114,7 +151,7 @@ def _find(body: Any) -> Optional[UnencodableInput]:
             for key, item in value.items():
                 if not isinstance(key, str):
                     return UnencodableInput(_join(path, repr(key)), "an object key must be a string")
-                problem = _check_text(key, _join(path, key))
+                problem = _check_text(key, _join(path, repr(key)))
                 if problem is not None:
                     return problem
                 children.append((item, _join(path, key), depth + 1))

@@ -32,6 +32,7 @@ import asyncio
 import json
 import math
 import os
+from collections import abc
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, TypeVar, Union
 
 from .answers import (
@@ -72,8 +73,9 @@ _CALL_KEYS = frozenset(("tool_name", "tool_input", "tool_call_id", "context"))
 
 #: How long, at most, the ``a*`` methods may keep the event loop judging a call
 #: (milliseconds): a configuration whose worst case is longer is judged on a
-#: worker thread. One provider with ``timeout_ms: 1`` fits (its worst case is
-#: 5 ms: see :attr:`Warden.worst_case_ms`); the shipped limits (50-100 ms) do not.
+#: worker thread. One provider with ``timeout_ms: 1`` and ``configure_timeout_ms: 1``
+#: fits (its worst case is 5 ms: see :attr:`Warden.worst_case_ms`); the shipped
+#: limits (50-100 ms a call, 2 s to configure) do not.
 DEFAULT_INLINE_BUDGET_MS = 5.0
 
 T = TypeVar("T")
@@ -112,6 +114,12 @@ def _load(**options: Any) -> _native.Core:
         raise WardenConfigError(*err.args) from None
 
 
+def _flag(name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"Warden: {name} must be True or False, not {value!r}")
+    return value
+
+
 def _budget(value: float) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
         raise ValueError(f"Warden: inline_budget_ms must be a number of milliseconds, 0 or more, not {value!r}")
@@ -128,7 +136,12 @@ class Warden:
     interaction keys and attribution fields of a call's context are then
     dropped); ``principal`` names this process's pauses and grants (default
     ``local``, the command line's). ``inline_budget_ms`` bounds how long the
-    ``a*`` methods may judge on the event loop itself (see the module; 0: never)."""
+    ``a*`` methods may judge on the event loop itself (see the module; 0: never).
+    ``decision_log=True`` writes every decision to the decision log the
+    configuration's ``decision_log:`` section describes, in the data directory,
+    with the daemon's writer (hash chain, checkpoints, rotation): the lines
+    ``warden log verify`` checks (:attr:`decision_log_path`,
+    :meth:`flush_decision_log`)."""
 
     def __init__(self, core: _native.Core, *, inline_budget_ms: float = DEFAULT_INLINE_BUDGET_MS):
         self._core = core
@@ -146,9 +159,16 @@ class Warden:
         internal: bool = True,
         principal: Optional[str] = None,
         inline_budget_ms: float = DEFAULT_INLINE_BUDGET_MS,
+        decision_log: bool = False,
     ) -> Warden:
         """Loads a configuration file (``warden.yaml``), as ``warden serve --config`` does."""
-        core = _load(path=os.fspath(path), data_dir=_path(data_dir), internal=internal, principal=principal)
+        core = _load(
+            path=os.fspath(path),
+            data_dir=_path(data_dir),
+            internal=internal,
+            principal=principal,
+            decision_log=_flag("decision_log", decision_log),
+        )
         return cls(core, inline_budget_ms=inline_budget_ms)
 
     @classmethod
@@ -161,6 +181,7 @@ class Warden:
         internal: bool = True,
         principal: Optional[str] = None,
         inline_budget_ms: float = DEFAULT_INLINE_BUDGET_MS,
+        decision_log: bool = False,
     ) -> Warden:
         """Loads configuration text (YAML); relative paths in it start at
         ``base_dir`` (default: the working directory)."""
@@ -174,6 +195,7 @@ class Warden:
                 data_dir=_path(data_dir),
                 internal=internal,
                 principal=principal,
+                decision_log=_flag("decision_log", decision_log),
             ),
             inline_budget_ms=inline_budget_ms,
         )
@@ -188,6 +210,7 @@ class Warden:
         internal: bool = True,
         principal: Optional[str] = None,
         inline_budget_ms: float = DEFAULT_INLINE_BUDGET_MS,
+        decision_log: bool = False,
     ) -> Warden:
         """Loads a configuration given as the YAML file's data (a dict)."""
         if not isinstance(config, Mapping):
@@ -208,6 +231,7 @@ class Warden:
                 data_dir=_path(data_dir),
                 internal=internal,
                 principal=principal,
+                decision_log=_flag("decision_log", decision_log),
             )
         except WardenConfigError as err:
             if err.line is None:
@@ -226,6 +250,17 @@ class Warden:
     @property
     def data_dir(self) -> str:
         return os.fspath(self._core.data_dir)
+
+    @property
+    def decision_log_path(self) -> Optional[str]:
+        """The decision log this process writes (``decision_log=True``), or None."""
+        path = self._core.decision_log_path
+        return None if path is None else os.fspath(path)
+
+    def flush_decision_log(self) -> None:
+        """Writes out and syncs every decision logged so far (the writer
+        otherwise does every ``decision_log.fsync_interval_ms``)."""
+        self._core.flush_decision_log()
 
     def is_internal(self) -> bool:
         """Whether calls are judged as an internal caller's (they may set the
@@ -263,10 +298,10 @@ class Warden:
         budget = self._inline_budget_ms
         if budget <= 0 or self._core.worst_case_ms > budget:
             return False
-        if call is None or not isinstance(call, Mapping):
+        if call is None or not _is_mapping(call):
             return True
-        context = call.get("context")
-        return not (isinstance(context, Mapping) and context.get("thread_id") is not None)
+        context: Any = call.get("context")
+        return not (_is_mapping(context) and context.get("thread_id") is not None)
 
     # -- decisions -------------------------------------------------------------
 
@@ -439,6 +474,12 @@ def _body(body: Mapping[str, Any]) -> bytes:
             f"request body is {len(payload)} bytes; the limit is {DEFAULT_MAX_REQUEST_BYTES} bytes",
         )
     return payload
+
+
+def _is_mapping(value: Any) -> bool:
+    """``isinstance(value, Mapping)``, a dict first: this runs on every async
+    call, and ``typing.Mapping``'s check costs about a microsecond."""
+    return type(value) is dict or (value is not None and isinstance(value, abc.Mapping))
 
 
 __all__ = ["Warden", "WardenConfigError"]

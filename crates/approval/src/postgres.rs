@@ -1,0 +1,709 @@
+//! The approval store in a PostgreSQL database that several daemons share.
+//!
+//! The database decides, never a cache: every read goes to the database, and
+//! every write that matters is conditional in the database itself. At most
+//! one pending approval per thread is a unique partial index; consumption is
+//! one `UPDATE … WHERE status = 'pending' AND version = $v … RETURNING` inside
+//! a transaction, so that of two resumes sent to two nodes exactly one
+//! changes the row (PostgreSQL re-checks the `WHERE` of a row another
+//! transaction changed before it updates it). The quota is counted under a
+//! transaction lock on the principal, so two nodes cannot both take its last
+//! place.
+//!
+//! The store trait is synchronous and called from the daemon's worker
+//! threads, so the client is the synchronous `postgres` crate, behind a
+//! bounded `r2d2` pool: a call waits at most the pool's timeout for a
+//! connection, and a database that cannot be reached is
+//! [`StoreError::Unavailable`], never a hang.
+
+use std::time::Duration;
+
+use postgres::error::SqlState;
+use postgres::types::{ToSql, Type};
+use postgres::{NoTls, Transaction};
+use r2d2_postgres::PostgresConnectionManager;
+
+use super::grant::{Grant, GrantFilter};
+use crate::row::{Body, Row, columns, decode_event, decode_grant, json, purged};
+use crate::store::{
+    ApprovalEvent, ApprovalRecord, ApprovalStore, Expected, Inserted, JournalFilter, ListFilter,
+    StoreError, now_ms, requests_digest,
+};
+use warden_types::approval::Resolution;
+
+/// The newest schema this code knows; one entry of `MIGRATIONS` each.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// The migrations, in order: entry `n` takes the schema from `n` to `n + 1`.
+const MIGRATIONS: &[&str] = &[SCHEMA_1];
+
+/// Schema 1: the SQLite store's schema 4, in PostgreSQL's types; `seq`
+/// keeps insertion order (SQLite's rowid).
+const SCHEMA_1: &str = "
+CREATE TABLE approvals (
+    seq             BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
+    approval_id     TEXT PRIMARY KEY,
+    principal       TEXT NOT NULL,
+    thread_id       TEXT NOT NULL,
+    run_id          TEXT NOT NULL,
+    status          TEXT NOT NULL CHECK (status IN ('pending', 'resumed', 'cleared', 'expired')),
+    version         BIGINT NOT NULL,
+    created_at      TEXT NOT NULL,
+    expires_at_ms   BIGINT,
+    resolved_at_ms  BIGINT,
+    requests_digest TEXT NOT NULL,
+    consumption_id  TEXT,
+    resume_key      TEXT,
+    resume_digest   TEXT,
+    purged          BOOLEAN NOT NULL DEFAULT FALSE,
+    body            TEXT NOT NULL,
+    resolution      TEXT,
+    consumed_at     TEXT
+);
+CREATE UNIQUE INDEX approvals_one_pending_per_thread ON approvals (principal, thread_id) WHERE status = 'pending';
+CREATE INDEX approvals_by_thread ON approvals (principal, thread_id, seq);
+CREATE INDEX approvals_by_status ON approvals (status, principal);
+CREATE INDEX approvals_overdue ON approvals (expires_at_ms) WHERE status = 'pending';
+CREATE INDEX approvals_to_purge ON approvals (resolved_at_ms) WHERE NOT purged AND status <> 'pending';
+
+CREATE TABLE approval_events (
+    seq         BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    at          TEXT NOT NULL,
+    kind        TEXT NOT NULL,
+    principal   TEXT NOT NULL,
+    thread_id   TEXT NOT NULL,
+    approval_id TEXT NOT NULL,
+    run_id      TEXT NOT NULL,
+    event       TEXT NOT NULL
+);
+CREATE INDEX approval_events_by_thread ON approval_events (thread_id, seq);
+CREATE FUNCTION approval_events_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION 'the approval journal is append-only'; END $$;
+CREATE TRIGGER approval_events_no_change BEFORE UPDATE OR DELETE ON approval_events
+    FOR EACH ROW EXECUTE FUNCTION approval_events_append_only();
+CREATE TRIGGER approval_events_no_truncate BEFORE TRUNCATE ON approval_events
+    FOR EACH STATEMENT EXECUTE FUNCTION approval_events_append_only();
+
+CREATE TABLE grants (
+    seq           BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
+    grant_id      TEXT PRIMARY KEY,
+    principal     TEXT NOT NULL,
+    thread_id     TEXT,
+    expires_at_ms BIGINT NOT NULL,
+    revoked_at_ms BIGINT,
+    body          TEXT NOT NULL
+);
+CREATE INDEX grants_by_principal ON grants (principal, expires_at_ms);
+";
+
+/// The table that records the schema version (one row).
+const VERSION_TABLE: &str = "CREATE TABLE IF NOT EXISTS warden_schema (
+    one     BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (one),
+    version BIGINT NOT NULL
+)";
+
+/// The advisory lock two daemons migrating one database at once take in
+/// turn ("warden" in ASCII).
+const MIGRATION_LOCK: i64 = 0x7761_7264_656e;
+
+const SELECT: &str = concat!("SELECT ", columns!(), " FROM approvals");
+
+type Pool = r2d2::Pool<PostgresConnectionManager<NoTls>>;
+
+/// The pool's settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolOptions {
+    /// At most this many connections to the database.
+    pub max_size: u32,
+    /// How long a call waits for a connection (a free one, or a new one to a
+    /// database that may be down) before it fails with
+    /// [`StoreError::Unavailable`].
+    pub timeout: Duration,
+}
+
+impl Default for PoolOptions {
+    fn default() -> Self {
+        PoolOptions {
+            max_size: 16,
+            timeout: Duration::from_secs(2),
+        }
+    }
+}
+
+/// Approvals in a PostgreSQL database.
+pub struct PostgresApprovalStore {
+    pool: Pool,
+    /// Host, port and database, for logs and errors (never the password).
+    database: String,
+}
+
+impl PostgresApprovalStore {
+    /// Connects to the database at `url` (a libpq-style URL or key=value
+    /// string), creating or migrating the schema. Refuses a schema newer
+    /// than this Warden knows, and TLS it cannot do (see [`parse_url`]).
+    pub fn connect(url: &str, options: PoolOptions) -> Result<Self, StoreError> {
+        let mut config = parse_url(url)?;
+        if config.get_connect_timeout().is_none() {
+            // A database that does not answer is unavailable, not a hang.
+            config.connect_timeout(options.timeout);
+        }
+        let shown = describe(&config);
+        let manager = PostgresConnectionManager::new(config, NoTls);
+        let pool = r2d2::Pool::builder()
+            .max_size(options.max_size)
+            // No connection is opened before one is needed: the first
+            // checkout below reports the real error.
+            .min_idle(Some(0))
+            .connection_timeout(options.timeout)
+            .test_on_check_out(false)
+            .build_unchecked(manager);
+        let store = PostgresApprovalStore {
+            pool,
+            database: shown.clone(),
+        };
+        let mut client = store.client().map_err(|e| StoreError::Open {
+            path: shown.clone(),
+            message: e.to_string(),
+        })?;
+        migrate(&mut client, &shown)?;
+        Ok(store)
+    }
+
+    /// The database, as `postgres://host:port/db` (no credentials).
+    pub fn database(&self) -> &str {
+        &self.database
+    }
+
+    fn client(
+        &self,
+    ) -> Result<r2d2::PooledConnection<PostgresConnectionManager<NoTls>>, StoreError> {
+        self.pool.get().map_err(|e| StoreError::Unavailable {
+            message: e.to_string(),
+        })
+    }
+
+    /// Runs `f` in one transaction, committed when it returns `Ok`.
+    fn transaction<T>(
+        &self,
+        f: impl FnOnce(&mut Transaction<'_>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut client = self.client()?;
+        let mut tx = client.transaction().map_err(db)?;
+        let out = f(&mut tx)?;
+        tx.commit().map_err(db)?;
+        Ok(out)
+    }
+
+    /// The rows of one read. A pooled connection the server closed (a
+    /// database restart) is found out only when used: a read tries once
+    /// more on a fresh one. Writes are not retried: whether a commit on a
+    /// lost connection took effect is unknown, and the caller is told so.
+    fn query(
+        &self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<postgres::Row>, StoreError> {
+        match self.client()?.query(sql, params) {
+            Err(e) if e.is_closed() => self.client()?.query(sql, params).map_err(db),
+            other => other.map_err(db),
+        }
+    }
+}
+
+/// The connection settings of `url`. `sslmode` is PostgreSQL's: `disable`
+/// and `prefer` (which falls back to a plain connection) connect without
+/// TLS; a mode that demands TLS is refused, since this build has no TLS
+/// connector for PostgreSQL, rather than silently sent in the clear.
+pub fn parse_url(url: &str) -> Result<postgres::Config, StoreError> {
+    let config: postgres::Config = url.parse().map_err(|e| StoreError::Open {
+        path: "the PostgreSQL URL".into(),
+        message: format!("{e}"),
+    })?;
+    if config.get_ssl_mode() == postgres::config::SslMode::Require {
+        return Err(StoreError::Open {
+            path: describe(&config),
+            message: "sslmode=require asks for TLS, which this build does not speak to PostgreSQL \
+                      yet: use a loopback or private network with sslmode=disable, or a TLS proxy"
+                .into(),
+        });
+    }
+    Ok(config)
+}
+
+/// The database as errors name it: host, port and database, never the
+/// password.
+fn describe(config: &postgres::Config) -> String {
+    let host = config
+        .get_hosts()
+        .first()
+        .map(|h| match h {
+            postgres::config::Host::Tcp(name) => name.clone(),
+            postgres::config::Host::Unix(path) => path.display().to_string(),
+        })
+        .unwrap_or_else(|| "localhost".into());
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let db = config.get_dbname().unwrap_or("");
+    format!("postgres://{host}:{port}/{db}")
+}
+
+fn migrate(client: &mut postgres::Client, shown: &str) -> Result<(), StoreError> {
+    let mut tx = client.transaction().map_err(db)?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+        .map_err(db)?;
+    tx.batch_execute(VERSION_TABLE).map_err(db)?;
+    let found: i64 = tx
+        .query_opt("SELECT version FROM warden_schema", &[])
+        .map_err(db)?
+        .map_or(0, |row| row.get(0));
+    if found > SCHEMA_VERSION {
+        return Err(StoreError::Schema {
+            path: shown.to_string(),
+            found,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    for migration in &MIGRATIONS[found as usize..] {
+        tx.batch_execute(migration).map_err(db)?;
+    }
+    if found < SCHEMA_VERSION {
+        tx.execute(
+            "INSERT INTO warden_schema (version) VALUES ($1) \
+             ON CONFLICT (one) DO UPDATE SET version = EXCLUDED.version",
+            &[&SCHEMA_VERSION],
+        )
+        .map_err(db)?;
+    }
+    tx.commit().map_err(db)
+}
+
+/// A failed statement: the connection's loss is [`StoreError::Unavailable`]
+/// (the daemon answers 503 and the pool reconnects), anything else the
+/// database's message.
+fn db(e: postgres::Error) -> StoreError {
+    if e.is_closed() || (e.code().is_none() && source_is_io(&e)) {
+        return StoreError::Unavailable {
+            message: e.to_string(),
+        };
+    }
+    if let Some(code) = e.code()
+        && (code == &SqlState::ADMIN_SHUTDOWN
+            || code == &SqlState::CANNOT_CONNECT_NOW
+            || code == &SqlState::CRASH_SHUTDOWN)
+    {
+        return StoreError::Unavailable {
+            message: e.to_string(),
+        };
+    }
+    let message = match e.as_db_error() {
+        Some(db) => db.message().to_string(),
+        None => e.to_string(),
+    };
+    StoreError::Database(message)
+}
+
+fn source_is_io(e: &postgres::Error) -> bool {
+    std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>())
+}
+
+fn is_unique_violation(e: &postgres::Error) -> bool {
+    e.code() == Some(&SqlState::UNIQUE_VIOLATION)
+}
+
+fn read_row(row: &postgres::Row) -> Row {
+    Row {
+        approval_id: row.get(0),
+        thread_id: row.get(1),
+        run_id: row.get(2),
+        status: row.get(3),
+        version: row.get(4),
+        created_at: row.get(5),
+        body: row.get(6),
+        resolution: row.get(7),
+        principal: row.get(8),
+        resume_key: row.get(9),
+        resume_digest: row.get(10),
+        expires_at_ms: row.get(11),
+        consumed_at: row.get(12),
+    }
+}
+
+fn records(rows: Vec<postgres::Row>) -> Result<Vec<ApprovalRecord>, StoreError> {
+    rows.iter().map(|r| read_row(r).decode()).collect()
+}
+
+fn append_event(tx: &mut Transaction<'_>, event: &ApprovalEvent) -> Result<(), StoreError> {
+    tx.execute(
+        "INSERT INTO approval_events (at, kind, principal, thread_id, approval_id, run_id, event) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        &[
+            &event.at,
+            &event.kind.as_str(),
+            &event.principal,
+            &event.thread_id,
+            &event.approval_id,
+            &event.run_id,
+            &json(event)?,
+        ],
+    )
+    .map_err(db)?;
+    Ok(())
+}
+
+fn pending_exists(
+    tx: &mut Transaction<'_>,
+    principal: &str,
+    thread_id: &str,
+) -> Result<bool, StoreError> {
+    tx.query_opt(
+        "SELECT 1 FROM approvals WHERE principal = $1 AND thread_id = $2 AND status = 'pending'",
+        &[&principal, &thread_id],
+    )
+    .map(|row| row.is_some())
+    .map_err(db)
+}
+
+fn grant_bodies(rows: Vec<postgres::Row>) -> Result<Vec<Grant>, StoreError> {
+    rows.iter().map(|r| decode_grant(r.get(0))).collect()
+}
+
+impl ApprovalStore for PostgresApprovalStore {
+    fn insert(
+        &self,
+        record: &ApprovalRecord,
+        event: &ApprovalEvent,
+        quota: Option<u64>,
+    ) -> Result<Inserted, StoreError> {
+        let body = Body::of(record)?;
+        let digest = requests_digest(&record.requests);
+        self.transaction(|tx| {
+            if pending_exists(tx, &record.principal, &record.thread_id)? {
+                return Ok(Inserted::ThreadBusy);
+            }
+            if let Some(quota) = quota {
+                // Two nodes pausing for one principal count in turn.
+                tx.execute(
+                    "SELECT pg_advisory_xact_lock(hashtext($1))",
+                    &[&record.principal],
+                )
+                .map_err(db)?;
+                let pending: i64 = tx
+                    .query_one(
+                        "SELECT count(*) FROM approvals WHERE status = 'pending' AND principal = $1",
+                        &[&record.principal],
+                    )
+                    .map_err(db)?
+                    .get(0);
+                if pending as u64 >= quota {
+                    return Ok(Inserted::OverQuota {
+                        pending: pending as u64,
+                    });
+                }
+            }
+            // A pause of the same thread committed on another node since the
+            // check above: the unique index refuses this one.
+            let inserted = tx.execute(
+                "INSERT INTO approvals (approval_id, principal, thread_id, run_id, status, version, \
+                 created_at, requests_digest, body, expires_at_ms) \
+                 VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $9) \
+                 ON CONFLICT (principal, thread_id) WHERE status = 'pending' DO NOTHING",
+                &[
+                    &record.approval_id,
+                    &record.principal,
+                    &record.thread_id,
+                    &record.run_id,
+                    &(record.version as i64),
+                    &record.created_at,
+                    &digest,
+                    &body,
+                    &record.expires_at_ms,
+                ],
+            );
+            match inserted {
+                Ok(1) => {}
+                Ok(_) => return Ok(Inserted::ThreadBusy),
+                Err(e) if is_unique_violation(&e) => {
+                    return Err(StoreError::Database(format!(
+                        "approval {} already exists",
+                        record.approval_id
+                    )));
+                }
+                Err(e) => return Err(db(e)),
+            }
+            append_event(tx, event)?;
+            Ok(Inserted::Paused)
+        })
+    }
+
+    fn get(&self, approval_id: &str) -> Result<Option<ApprovalRecord>, StoreError> {
+        let rows = self.query(&format!("{SELECT} WHERE approval_id = $1"), &[&approval_id])?;
+        Ok(records(rows)?.pop())
+    }
+
+    fn pending_on_thread(
+        &self,
+        principal: &str,
+        thread_id: &str,
+    ) -> Result<Option<ApprovalRecord>, StoreError> {
+        // On the daemon's evaluate path for every call with a thread: one
+        // round trip (the parameters' types sent with the statement, no
+        // separate prepare), answered from the unique partial index.
+        let rows = self
+            .client()?
+            .query_typed(
+                concat!(
+                    "SELECT ",
+                    columns!(),
+                    " FROM approvals WHERE principal = $1 AND thread_id = $2 AND status = 'pending'"
+                ),
+                &[
+                    (&principal as &(dyn ToSql + Sync), Type::TEXT),
+                    (&thread_id as &(dyn ToSql + Sync), Type::TEXT),
+                ],
+            )
+            .map_err(db)?;
+        Ok(records(rows)?.pop())
+    }
+
+    fn list(&self, filter: &ListFilter) -> Result<Vec<ApprovalRecord>, StoreError> {
+        let mut sql = format!(
+            "{SELECT} WHERE ($1::text IS NULL OR thread_id = $1) AND ($2::text IS NULL OR principal = $2)"
+        );
+        if !filter.include_resolved {
+            sql.push_str(" AND status = 'pending'");
+        }
+        sql.push_str(" ORDER BY seq");
+        records(self.query(&sql, &[&filter.thread_id, &filter.principal])?)
+    }
+
+    fn resolve(
+        &self,
+        expected: &Expected<'_>,
+        resolution: &Resolution,
+        key: Option<&crate::store::ResumeKey>,
+        grants: &[Grant],
+        events: &[ApprovalEvent],
+    ) -> Result<bool, StoreError> {
+        let status = resolution.resolved_by.status();
+        let grants = grants
+            .iter()
+            .map(|g| Ok((g, json(g)?)))
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        let resolution_json = json(resolution)?;
+        self.transaction(|tx| {
+            let won = tx
+                .query_opt(
+                    "UPDATE approvals SET status = $1, version = version + 1, consumption_id = $2, \
+                     resolution = $3, resume_key = $7, resume_digest = $8, resolved_at_ms = $9 \
+                     WHERE approval_id = $4 AND status = 'pending' AND version = $5 AND requests_digest = $6 \
+                     RETURNING version",
+                    &[
+                        &status.as_str(),
+                        &resolution.consumption_id,
+                        &resolution_json,
+                        &expected.approval_id,
+                        &(expected.version as i64),
+                        &expected.requests_digest,
+                        &key.map(|k| k.key.as_str()),
+                        &key.map(|k| k.digest.as_str()),
+                        &now_ms(),
+                    ],
+                )
+                .map_err(db)?;
+            if won.is_none() {
+                return Ok(false);
+            }
+            for (grant, body) in &grants {
+                tx.execute(
+                    "INSERT INTO grants (grant_id, principal, thread_id, expires_at_ms, body) \
+                     VALUES ($1, $2, $3, $4, $5)",
+                    &[
+                        &grant.grant_id,
+                        &grant.principal,
+                        &grant.thread_id,
+                        &grant.expires_at_ms,
+                        body,
+                    ],
+                )
+                .map_err(db)?;
+            }
+            for event in events {
+                append_event(tx, event)?;
+            }
+            Ok(true)
+        })
+    }
+
+    fn restore(
+        &self,
+        approval_id: &str,
+        consumption_id: &str,
+        event: &ApprovalEvent,
+    ) -> Result<bool, StoreError> {
+        self.transaction(|tx| {
+            let row = tx
+                .query_opt(
+                    "SELECT principal, thread_id FROM approvals \
+                     WHERE approval_id = $1 AND status = 'resumed' AND consumption_id = $2 FOR UPDATE",
+                    &[&approval_id, &consumption_id],
+                )
+                .map_err(db)?;
+            let Some(row) = row else {
+                return Ok(false);
+            };
+            let (principal, thread): (String, String) = (row.get(0), row.get(1));
+            let blocked = || StoreError::RestoreBlocked {
+                approval_id: approval_id.to_string(),
+            };
+            if pending_exists(tx, &principal, &thread)? {
+                return Err(blocked());
+            }
+            let restored = tx.execute(
+                "UPDATE approvals SET status = 'pending', version = version + 1, consumption_id = NULL, \
+                 resolution = NULL, resume_key = NULL, resume_digest = NULL, resolved_at_ms = NULL \
+                 WHERE approval_id = $1 AND status = 'resumed' AND consumption_id = $2",
+                &[&approval_id, &consumption_id],
+            );
+            match restored {
+                Ok(_) => {}
+                // A pause taken on another node since the check above.
+                Err(e) if is_unique_violation(&e) => return Err(blocked()),
+                Err(e) => return Err(db(e)),
+            }
+            append_event(tx, event)?;
+            Ok(true)
+        })
+    }
+
+    fn consume(
+        &self,
+        approval_id: &str,
+        at: &str,
+        event: &ApprovalEvent,
+    ) -> Result<bool, StoreError> {
+        self.transaction(|tx| {
+            let won = tx
+                .query_opt(
+                    "UPDATE approvals SET consumed_at = $2 \
+                     WHERE approval_id = $1 AND status <> 'pending' AND consumed_at IS NULL \
+                     RETURNING approval_id",
+                    &[&approval_id, &at],
+                )
+                .map_err(db)?;
+            if won.is_none() {
+                return Ok(false);
+            }
+            append_event(tx, event)?;
+            Ok(true)
+        })
+    }
+
+    fn purge_resolved(&self, before_ms: i64) -> Result<usize, StoreError> {
+        /// At most this many records a call, so that one transaction stays short.
+        const BATCH: i64 = 256;
+        self.transaction(|tx| {
+            // Rows another node is purging now are skipped, not waited for.
+            let rows = tx
+                .query(
+                    "SELECT approval_id, body, resolution FROM approvals \
+                     WHERE NOT purged AND status <> 'pending' \
+                     AND (resolved_at_ms IS NULL OR resolved_at_ms <= $1) \
+                     LIMIT $2 FOR UPDATE SKIP LOCKED",
+                    &[&before_ms, &BATCH],
+                )
+                .map_err(db)?;
+            for row in &rows {
+                let approval_id: &str = row.get(0);
+                let (body, resolution) = purged(approval_id, row.get(1), row.get(2))?;
+                tx.execute(
+                    "UPDATE approvals SET body = $1, resolution = $2, purged = TRUE WHERE approval_id = $3",
+                    &[&body, &resolution, &approval_id],
+                )
+                .map_err(db)?;
+            }
+            Ok(rows.len())
+        })
+    }
+
+    fn overdue(&self, now_ms: i64) -> Result<Vec<ApprovalRecord>, StoreError> {
+        records(self.query(
+            &format!(
+                "{SELECT} WHERE status = 'pending' AND expires_at_ms IS NOT NULL \
+                 AND expires_at_ms <= $1 ORDER BY seq"
+            ),
+            &[&now_ms],
+        )?)
+    }
+
+    fn live_grants(
+        &self,
+        principal: &str,
+        thread_id: Option<&str>,
+        now_ms: i64,
+    ) -> Result<Vec<Grant>, StoreError> {
+        grant_bodies(self.query(
+            "SELECT body FROM grants WHERE principal = $1 AND expires_at_ms > $2 \
+             AND revoked_at_ms IS NULL AND (thread_id IS NULL OR thread_id = $3) ORDER BY seq",
+            &[&principal, &now_ms, &thread_id],
+        )?)
+    }
+
+    fn grants(&self, filter: &GrantFilter, now_ms: i64) -> Result<Vec<Grant>, StoreError> {
+        grant_bodies(self.query(
+            "SELECT body FROM grants WHERE ($1::text IS NULL OR principal = $1) \
+             AND ($2 OR (expires_at_ms > $3 AND revoked_at_ms IS NULL)) ORDER BY seq DESC",
+            &[&filter.principal, &filter.include_inactive, &now_ms],
+        )?)
+    }
+
+    fn revoke_grant(
+        &self,
+        grant_id: &str,
+        revoked_by: &str,
+        now_ms: i64,
+        event: &ApprovalEvent,
+    ) -> Result<Option<Grant>, StoreError> {
+        self.transaction(|tx| {
+            let row = tx
+                .query_opt(
+                    "SELECT body FROM grants WHERE grant_id = $1 FOR UPDATE",
+                    &[&grant_id],
+                )
+                .map_err(db)?;
+            let Some(row) = row else {
+                return Ok(None);
+            };
+            let mut grant = decode_grant(row.get(0))?;
+            if grant.revoked_at.is_some() || grant.expires_at_ms <= now_ms {
+                return Ok(Some(grant));
+            }
+            grant.revoked_at = Some(super::grant::rfc3339(now_ms));
+            grant.revoked_by = Some(revoked_by.to_string());
+            tx.execute(
+                "UPDATE grants SET revoked_at_ms = $1, body = $2 WHERE grant_id = $3",
+                &[&now_ms, &json(&grant)?, &grant_id],
+            )
+            .map_err(db)?;
+            append_event(tx, event)?;
+            Ok(Some(grant))
+        })
+    }
+
+    fn events(&self, filter: &JournalFilter) -> Result<Vec<ApprovalEvent>, StoreError> {
+        // Newest first, so that a limit keeps the newest; reversed below.
+        let rows = self.query(
+            "SELECT seq, kind, event FROM approval_events \
+             WHERE ($1::text IS NULL OR thread_id = $1) AND ($2::text IS NULL OR principal = $2) \
+             AND ($3::bigint IS NULL OR seq < $3) ORDER BY seq DESC LIMIT $4",
+            &[
+                &filter.thread_id,
+                &filter.principal,
+                &filter.before_seq.map(|s| s as i64),
+                &filter.limit.map(|l| l as i64),
+            ],
+        )?;
+        rows.iter()
+            .rev()
+            .map(|row| decode_event(row.get(0), row.get(1), row.get(2)))
+            .collect()
+    }
+}

@@ -1,0 +1,831 @@
+//! `warden mcp http`: Warden in front of an MCP server that speaks Streamable
+//! HTTP. Clients speak MCP's Streamable HTTP to this process; every message
+//! goes through a [`Session`] (crates/mcp), as `warden mcp stdio`'s do, and
+//! what the session forwards goes to the upstream server.
+//!
+//! - The proxy is the resource the client authenticates to: a bearer token of
+//!   the configuration's `server.tokens`, checked as the daemon checks its
+//!   own. The client's `Authorization` never goes upstream; the operator's
+//!   credential (`--upstream-auth-env`) does.
+//! - Sessions: the upstream's `Mcp-Session-Id` never reaches the client. The
+//!   proxy gives the client an id of its own, bound to the token's holder and
+//!   to the [`Session`] that judges the session's messages; another holder's
+//!   request, or an id the proxy never gave, is answered 404.
+//! - A denial or an upstream that fails is answered in a 200 (a tool result
+//!   or a JSON-RPC error); the transport's own statuses (401, 400, 404, 406,
+//!   415) stay the transport's.
+//! - What the upstream answers is relayed as it comes, JSON or an SSE stream;
+//!   every message in it passes through the session (a `tools/list` answer is
+//!   filtered, a request to the client gets an id of Warden's).
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
+use axum::response::Response;
+use axum::serve::ListenerExt;
+use bytes::Bytes;
+use clap::{ArgGroup, Args};
+use futures_util::{Stream, StreamExt};
+use serde_json::Value;
+use sse_stream::{Sse, SseStream};
+use warden_mcp::{Judge, Route, Session, transport_error};
+use warden_server::{Access, Principal, Tokens};
+
+use crate::commands::input::load_command_config;
+
+/// The largest message a client may POST, as `warden mcp stdio` reads.
+const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
+
+/// The largest JSON answer read from the upstream (an SSE stream is relayed
+/// one event at a time).
+const MAX_ANSWER_BYTES: usize = 64 * 1024 * 1024;
+
+/// The most sessions kept at once; past it, the one used least recently is
+/// forgotten (its client gets a 404 and starts a new session, as MCP says).
+const MAX_SESSIONS: usize = 10_000;
+
+/// How long the upstream gets to connect.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The session header: the proxy's id toward the client, the upstream's
+/// toward the upstream.
+const SESSION_ID: &str = "mcp-session-id";
+
+/// The headers of a client's request that go upstream (besides the session,
+/// which is mapped, and `Content-Type`/`Accept`). `Authorization` and
+/// cookies never do: the upstream gets the operator's credential.
+const FORWARDED: [&str; 5] = [
+    "mcp-protocol-version",
+    "mcp-method",
+    "mcp-name",
+    "last-event-id",
+    "accept",
+];
+
+/// JSON-RPC code of a header that contradicts the body (`2026-07-28`).
+const HEADER_MISMATCH: i32 = -32020;
+
+/// JSON-RPC "internal error": the upstream could not answer.
+const UPSTREAM_FAILED: i32 = -32603;
+
+// `warden mcp http`'s arguments; its description is in mcp.rs.
+#[derive(Args)]
+#[command(group(ArgGroup::new("policy").required(true).args(["daemon", "config"])))]
+pub(crate) struct HttpArgs {
+    /// The MCP server's Streamable HTTP endpoint (`http://127.0.0.1:9000/mcp`).
+    #[arg(long)]
+    upstream: String,
+    /// Where clients connect (`127.0.0.1:8788`; port 0 picks one). The
+    /// endpoint's path is the upstream's.
+    #[arg(long)]
+    listen: SocketAddr,
+    /// Judge through the daemon at this URL: one decision log for every
+    /// proxy; the token's principal is the caller.
+    #[arg(long, requires = "token_env")]
+    daemon: Option<String>,
+    /// The environment variable that holds the daemon's token.
+    #[arg(long, requires = "daemon", value_name = "VAR")]
+    token_env: Option<String>,
+    /// Judge in this process with this configuration; its `server.tokens`
+    /// are the clients' tokens unless `--client-tokens` names another file.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// A configuration whose `server.tokens` clients present (agent and
+    /// internal roles; the daemon's file works). Required with `--daemon`.
+    #[arg(long, value_name = "FILE")]
+    client_tokens: Option<PathBuf>,
+    /// The server's name in `mcp__<server>__<tool>`. Use the name the client
+    /// gives the server.
+    #[arg(long)]
+    server_name: String,
+    /// The environment variable holding the bearer token the proxy presents
+    /// upstream (the client's token never goes there).
+    #[arg(long, value_name = "VAR")]
+    upstream_auth_env: Option<String>,
+}
+
+impl HttpArgs {
+    /// The server's name in `mcp__<server>__<tool>`.
+    pub(crate) fn server_name(&self) -> &str {
+        &self.server_name
+    }
+
+    /// What judges: `--daemon`, `--token-env` and `--config`.
+    pub(crate) fn policy(&self) -> (Option<&str>, Option<&str>, Option<&std::path::Path>) {
+        (
+            self.daemon.as_deref(),
+            self.token_env.as_deref(),
+            self.config.as_deref(),
+        )
+    }
+}
+
+/// Serves until interrupted, judging with `judge` (the policy that
+/// [`HttpArgs::policy`] names; the server's name already checked).
+pub(crate) fn run(args: HttpArgs, judge: Arc<dyn Judge + Send + Sync>) -> anyhow::Result<ExitCode> {
+    let upstream = reqwest::Url::parse(&args.upstream)
+        .with_context(|| format!("--upstream '{}'", args.upstream))?;
+    if !matches!(upstream.scheme(), "http" | "https") {
+        bail!("--upstream '{upstream}': an http:// or https:// URL is required");
+    }
+    let tokens_file = match (&args.client_tokens, &args.config) {
+        (Some(file), _) | (None, Some(file)) => file,
+        (None, None) => bail!(
+            "--client-tokens FILE: the clients' tokens (server.tokens) are required with --daemon"
+        ),
+    };
+    let tokens = client_tokens(tokens_file)?;
+    let upstream_auth = match &args.upstream_auth_env {
+        Some(var) => {
+            let token = std::env::var(var)
+                .with_context(|| format!("--upstream-auth-env {var}: the variable is not set"))?;
+            let mut value =
+                HeaderValue::from_str(&format!("Bearer {token}")).with_context(|| {
+                    format!("--upstream-auth-env {var}: the token is not a valid header value")
+                })?;
+            value.set_sensitive(true);
+            Some(value)
+        }
+        None => None,
+    };
+    let client = reqwest::Client::builder()
+        .connect_timeout(CONNECT_TIMEOUT)
+        // A redirect would carry the operator's credential elsewhere.
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .context("building the upstream's HTTP client")?;
+    let path = upstream.path().to_string();
+    let proxy = Arc::new(Proxy {
+        upstream,
+        client,
+        upstream_auth,
+        tokens,
+        server: args.server_name,
+        judge,
+        sessions: Mutex::new(HashMap::new()),
+    });
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(serve(proxy, args.listen, path))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The clients' tokens: `server.tokens` of the configuration `file`, resolved
+/// as the daemon resolves them (lengths, duplicates, `token_env`).
+fn client_tokens(file: &std::path::Path) -> anyhow::Result<Tokens> {
+    let config = load_command_config(Some(file), "mcp")?;
+    let tokens = Tokens::resolve(&config.server.tokens, |var| std::env::var(var).ok())
+        .with_context(|| format!("the clients' tokens in {}", file.display()))?;
+    if tokens.is_empty() {
+        bail!(
+            "{}: server.tokens lists no token: no client could connect",
+            file.display()
+        );
+    }
+    Ok(tokens)
+}
+
+async fn serve(proxy: Arc<Proxy>, listen: SocketAddr, path: String) -> anyhow::Result<()> {
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .with_context(|| format!("--listen {listen}"))?;
+    let address = listener.local_addr()?;
+    // The first line on stdout says where clients connect (port 0 picks one).
+    println!("warden: mcp http listening on http://{address}{path}");
+    // Without TCP_NODELAY, an SSE answer's second small write waits for the
+    // client's delayed ACK: about 40 ms per call.
+    let listener = listener.tap_io(|stream| {
+        let _ = stream.set_nodelay(true);
+    });
+    let app = axum::Router::new()
+        .route(&path, axum::routing::any(handle))
+        .with_state(proxy);
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await
+        .context("serving MCP over HTTP")
+}
+
+/// The proxy's state, shared by every request.
+struct Proxy {
+    upstream: reqwest::Url,
+    client: reqwest::Client,
+    /// `Authorization` toward the upstream: the operator's, never a client's.
+    upstream_auth: Option<HeaderValue>,
+    /// The tokens clients present.
+    tokens: Tokens,
+    server: String,
+    judge: Arc<dyn Judge + Send + Sync>,
+    /// Sessions, by the id the proxy gave the client.
+    sessions: Mutex<HashMap<String, Bound>>,
+}
+
+/// One client's session: the upstream's id for it, who opened it, and the
+/// session core judging its messages.
+#[derive(Clone)]
+struct Bound {
+    upstream_id: HeaderValue,
+    holder: Arc<str>,
+    session: Arc<Session>,
+    last_used: Instant,
+}
+
+/// Which session a request belongs to.
+struct Current {
+    /// The proxy's id, when the request named one.
+    id: Option<String>,
+    /// The upstream's id for it.
+    upstream_id: Option<HeaderValue>,
+    session: Arc<Session>,
+}
+
+async fn handle(State(proxy): State<Arc<Proxy>>, request: Request) -> Response {
+    let principal = match proxy.authenticate(request.headers()) {
+        Ok(principal) => principal,
+        Err(refusal) => return refusal,
+    };
+    let current = match proxy.session(request.headers(), &principal) {
+        Some(current) => current,
+        None => {
+            return status_with_error(
+                StatusCode::NOT_FOUND,
+                "the session is unknown or over: start a new one (initialize)",
+            );
+        }
+    };
+    let method = request.method().clone();
+    match method {
+        Method::POST => proxy.post(request, current, &principal).await,
+        Method::GET => proxy.stream(request, current).await,
+        Method::DELETE => proxy.delete(request, current).await,
+        _ => {
+            let mut response = empty(StatusCode::METHOD_NOT_ALLOWED);
+            response
+                .headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+            response
+        }
+    }
+}
+
+impl Proxy {
+    /// The holder of the request's bearer token: 401 with
+    /// `WWW-Authenticate` when there is none or it is not a client's token,
+    /// 403 for a token of a role that makes no calls (an approver's).
+    #[allow(clippy::result_large_err)]
+    fn authenticate(&self, headers: &HeaderMap) -> Result<Principal, Response> {
+        let presented = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|value| value.to_str().ok())
+            .and_then(warden_server::auth::bearer);
+        let Some(token) = presented else {
+            return Err(unauthorized(
+                r#"Bearer realm="warden-mcp""#,
+                "missing `Authorization: Bearer <token>`",
+            ));
+        };
+        let Some(principal) = self.tokens.authenticate(token) else {
+            return Err(unauthorized(
+                r#"Bearer realm="warden-mcp", error="invalid_token""#,
+                "the bearer token is not valid",
+            ));
+        };
+        if !Access::Agent.allows(principal.role, false) {
+            return Err(status_with_error(
+                StatusCode::FORBIDDEN,
+                &format!(
+                    "the token of '{}' has the {} role: MCP clients need the agent or internal role",
+                    principal.name, principal.role
+                ),
+            ));
+        }
+        Ok(principal)
+    }
+
+    /// The request's session: the one its `Mcp-Session-Id` names, if the
+    /// proxy gave that id to this token's holder (`None`: 404); a fresh one
+    /// when it names none (an `initialize`, or a `2026-07-28` client, which
+    /// has no sessions).
+    fn session(&self, headers: &HeaderMap, principal: &Principal) -> Option<Current> {
+        let Some(id) = headers.get(SESSION_ID) else {
+            return Some(Current {
+                id: None,
+                upstream_id: None,
+                session: Arc::new(Session::new(self.server.clone())),
+            });
+        };
+        let id = id.to_str().ok()?.to_string();
+        let mut sessions = self.sessions();
+        let bound = sessions.get_mut(&id)?;
+        // Another holder's session is as unknown to this one as a made-up id.
+        if bound.holder != principal.name {
+            return None;
+        }
+        bound.last_used = Instant::now();
+        Some(Current {
+            upstream_id: Some(bound.upstream_id.clone()),
+            session: bound.session.clone(),
+            id: Some(id),
+        })
+    }
+
+    fn sessions(&self) -> std::sync::MutexGuard<'_, HashMap<String, Bound>> {
+        // Each update is one insert or remove: consistent across a panic.
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Keeps a new session under an id of the proxy's own, forgetting the
+    /// least recently used one past [`MAX_SESSIONS`].
+    fn bind(&self, upstream_id: HeaderValue, holder: Arc<str>, session: Arc<Session>) -> String {
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        let mut sessions = self.sessions();
+        if sessions.len() >= MAX_SESSIONS
+            && let Some(oldest) = sessions
+                .iter()
+                .min_by_key(|(_, bound)| bound.last_used)
+                .map(|(id, _)| id.clone())
+        {
+            tracing::warn!(
+                "{MAX_SESSIONS} MCP sessions are open: the least recently used is forgotten"
+            );
+            sessions.remove(&oldest);
+        }
+        sessions.insert(
+            id.clone(),
+            Bound {
+                upstream_id,
+                holder,
+                session,
+                last_used: Instant::now(),
+            },
+        );
+        id
+    }
+
+    /// A client's message: judged by the session, then answered here or
+    /// forwarded, and the upstream's answer relayed.
+    async fn post(&self, request: Request, current: Current, principal: &Principal) -> Response {
+        let headers = request.headers().clone();
+        if let Some(refusal) = check_media_types(&headers) {
+            return refusal;
+        }
+        let body = match axum::body::to_bytes(request.into_body(), MAX_BODY_BYTES).await {
+            Ok(body) => body,
+            Err(_) => {
+                return status_with_error(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    &format!("the message is longer than {MAX_BODY_BYTES} bytes"),
+                );
+            }
+        };
+        let line = String::from_utf8_lossy(&body).into_owned();
+        let message: Option<Value> = serde_json::from_str(&line).ok();
+        if let Some(refusal) = check_headers(&headers, message.as_ref()) {
+            return refusal;
+        }
+        let id = message.as_ref().and_then(|m| m.get("id")).cloned();
+        let is_request =
+            message.as_ref().is_some_and(|m| m.get("method").is_some()) && id.is_some();
+        let initialize = message
+            .as_ref()
+            .and_then(|m| m.get("method"))
+            .is_some_and(|m| m == "initialize");
+        let session = current.session.clone();
+        let judge = self.judge.clone();
+        let route =
+            match tokio::task::spawn_blocking(move || session.from_client(&line, judge.as_ref()))
+                .await
+            {
+                Ok(route) => route,
+                Err(_) => {
+                    return upstream_failed(id.as_ref(), "Warden failed while reading the message");
+                }
+            };
+        let forwarded = match route {
+            Route::Client(answer) => return warden_answer(answer),
+            Route::Drop(why) => {
+                tracing::warn!("a client message was dropped: {why}");
+                return empty(StatusCode::ACCEPTED);
+            }
+            Route::Server(line) => line,
+        };
+        let upstream = self
+            .upstream_request(Method::POST, &headers, current.upstream_id.as_ref())
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(forwarded);
+        let answer = match upstream.send().await {
+            Ok(answer) => answer,
+            Err(err) => {
+                return self.failed(
+                    is_request,
+                    id.as_ref(),
+                    &format!("the upstream MCP server could not be reached: {err}"),
+                );
+            }
+        };
+        let mut minted = None;
+        if initialize
+            && answer.status().is_success()
+            && let Some(upstream_id) = answer.headers().get(SESSION_ID)
+        {
+            minted = Some(self.bind(
+                upstream_id.clone(),
+                principal.name.clone(),
+                current.session.clone(),
+            ));
+        }
+        let session_id = minted.or(current.id.clone());
+        self.relay(answer, &current, session_id, is_request, id.as_ref())
+            .await
+    }
+
+    /// The client's GET stream (server-to-client messages), relayed.
+    async fn stream(&self, request: Request, current: Current) -> Response {
+        let upstream =
+            self.upstream_request(Method::GET, request.headers(), current.upstream_id.as_ref());
+        match upstream.send().await {
+            Ok(answer) => {
+                let session_id = current.id.clone();
+                self.relay(answer, &current, session_id, false, None).await
+            }
+            Err(err) => status_with_error(
+                StatusCode::BAD_GATEWAY,
+                &format!("the upstream MCP server could not be reached: {err}"),
+            ),
+        }
+    }
+
+    /// The client ends its session: the upstream's ends too, and the proxy
+    /// forgets it once the upstream agreed.
+    async fn delete(&self, request: Request, current: Current) -> Response {
+        let Some(id) = current.id else {
+            return status_with_error(StatusCode::BAD_REQUEST, "DELETE needs an Mcp-Session-Id");
+        };
+        let upstream = self.upstream_request(
+            Method::DELETE,
+            request.headers(),
+            current.upstream_id.as_ref(),
+        );
+        match upstream.send().await {
+            Ok(answer) => {
+                let status = answer.status();
+                if status.is_success() || status == StatusCode::NOT_FOUND {
+                    self.sessions().remove(&id);
+                }
+                empty(status)
+            }
+            Err(err) => status_with_error(
+                StatusCode::BAD_GATEWAY,
+                &format!("the upstream MCP server could not be reached: {err}"),
+            ),
+        }
+    }
+
+    /// A request to the upstream with the client's MCP headers, the
+    /// upstream's session id and the operator's credential; nothing else of
+    /// the client's.
+    fn upstream_request(
+        &self,
+        method: Method,
+        headers: &HeaderMap,
+        upstream_id: Option<&HeaderValue>,
+    ) -> reqwest::RequestBuilder {
+        let mut upstream = self.client.request(method, self.upstream.clone());
+        for (name, value) in headers {
+            let name = name.as_str();
+            if FORWARDED.contains(&name) || name.starts_with("mcp-param-") {
+                upstream = upstream.header(name, value);
+            }
+        }
+        if let Some(id) = upstream_id {
+            upstream = upstream.header(SESSION_ID, id);
+        }
+        if let Some(auth) = &self.upstream_auth {
+            upstream = upstream.header(header::AUTHORIZATION, auth);
+        }
+        upstream
+    }
+
+    /// The upstream failed: a request gets a JSON-RPC error in a 200 (the
+    /// client's session goes on); a notification or a response, 502.
+    fn failed(&self, is_request: bool, id: Option<&Value>, why: &str) -> Response {
+        tracing::warn!("{why}");
+        if is_request {
+            upstream_failed(id, why)
+        } else {
+            status_with_error(StatusCode::BAD_GATEWAY, why)
+        }
+    }
+
+    /// The upstream's answer, relayed: its statuses as they are, except those
+    /// that say the upstream failed (a 5xx, or a refusal of the operator's
+    /// credential, which no client can act on); every message through the
+    /// session.
+    async fn relay(
+        &self,
+        answer: reqwest::Response,
+        current: &Current,
+        session_id: Option<String>,
+        is_request: bool,
+        id: Option<&Value>,
+    ) -> Response {
+        let status = answer.status();
+        if status.is_server_error()
+            || status == StatusCode::UNAUTHORIZED
+            || status == StatusCode::FORBIDDEN
+        {
+            return self.failed(
+                is_request,
+                id,
+                &format!("the upstream MCP server answered HTTP {status}"),
+            );
+        }
+        if status == StatusCode::NOT_FOUND
+            && let Some(ours) = &current.id
+        {
+            // The upstream ended the session: so does the proxy.
+            self.sessions().remove(ours);
+        }
+        let content_type = answer.headers().get(header::CONTENT_TYPE).cloned();
+        let media = content_type
+            .as_ref()
+            .and_then(|v| v.to_str().ok())
+            .map(essence)
+            .unwrap_or_default();
+        let mut response = if status.is_success() && media == "text/event-stream" {
+            let events = relay_events(
+                body_chunks(answer),
+                current.session.clone(),
+                self.judge.clone(),
+            );
+            let mut response = Response::new(Body::from_stream(events));
+            response
+                .headers_mut()
+                .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+            response
+        } else if status.is_success() && media == "application/json" {
+            let body = match read_bounded(answer).await {
+                Ok(body) => body,
+                Err(why) => return self.failed(is_request, id, &why),
+            };
+            let line = String::from_utf8_lossy(&body).into_owned();
+            let (session, judge) = (current.session.clone(), self.judge.clone());
+            match tokio::task::spawn_blocking(move || session.from_server(&line, judge.as_ref()))
+                .await
+            {
+                Ok(Route::Client(line)) => Response::new(Body::from(line)),
+                Ok(_) | Err(_) => {
+                    return self.failed(
+                        is_request,
+                        id,
+                        "the upstream's answer could not be relayed",
+                    );
+                }
+            }
+        } else {
+            // Transport statuses and bodies (400, 404, 405, 406, 415, 202)
+            // are the client's to read as they are.
+            match read_bounded(answer).await {
+                Ok(body) => Response::new(Body::from(body)),
+                Err(why) => return self.failed(is_request, id, &why),
+            }
+        };
+        *response.status_mut() = status;
+        if let Some(content_type) = content_type {
+            response
+                .headers_mut()
+                .insert(header::CONTENT_TYPE, content_type);
+        }
+        if let Some(id) = session_id.and_then(|id| HeaderValue::from_str(&id).ok()) {
+            response
+                .headers_mut()
+                .insert(HeaderName::from_static(SESSION_ID), id);
+        }
+        response
+    }
+}
+
+/// The upstream's body, a chunk at a time.
+fn body_chunks(
+    answer: reqwest::Response,
+) -> impl Stream<Item = Result<Bytes, reqwest::Error>> + Send + 'static {
+    futures_util::stream::unfold(Some(answer), |answer| async move {
+        let mut answer = answer?;
+        match answer.chunk().await {
+            Ok(Some(chunk)) => Some((Ok(chunk), Some(answer))),
+            Ok(None) => None,
+            // The stream ends after its error.
+            Err(err) => Some((Err(err), None)),
+        }
+    })
+}
+
+/// An SSE stream from the upstream, each event's message passed through the
+/// session; an event the session drops keeps its id (resumption counts it)
+/// and loses its data.
+fn relay_events(
+    chunks: impl Stream<Item = Result<Bytes, reqwest::Error>> + Send + 'static,
+    session: Arc<Session>,
+    judge: Arc<dyn Judge + Send + Sync>,
+) -> impl Stream<Item = Result<Bytes, std::io::Error>> + Send + 'static {
+    SseStream::from_bytes_stream(chunks).then(move |event| {
+        let (session, judge) = (session.clone(), judge.clone());
+        async move {
+            let mut event = event.map_err(|e| std::io::Error::other(e.to_string()))?;
+            if let Some(data) = event.data.take() {
+                let route =
+                    tokio::task::spawn_blocking(move || session.from_server(&data, judge.as_ref()))
+                        .await
+                        .map_err(std::io::Error::other)?;
+                match route {
+                    Route::Client(line) => event.data = Some(line),
+                    _ => tracing::warn!("an upstream event's message was dropped"),
+                }
+            }
+            Ok(encode_event(&event))
+        }
+    })
+}
+
+/// One SSE event on the wire; a message with line breaks goes on several
+/// `data:` lines, which the reader joins again.
+fn encode_event(event: &Sse) -> Bytes {
+    let mut out = String::new();
+    if let Some(name) = &event.event {
+        out.push_str(&format!("event: {name}\n"));
+    }
+    if let Some(id) = &event.id {
+        out.push_str(&format!("id: {id}\n"));
+    }
+    if let Some(retry) = event.retry {
+        out.push_str(&format!("retry: {retry}\n"));
+    }
+    if let Some(data) = &event.data {
+        for line in data.split('\n') {
+            out.push_str(&format!("data: {line}\n"));
+        }
+    }
+    out.push('\n');
+    Bytes::from(out)
+}
+
+/// The upstream's whole body, up to [`MAX_ANSWER_BYTES`].
+async fn read_bounded(mut answer: reqwest::Response) -> Result<Vec<u8>, String> {
+    let mut body = Vec::new();
+    while let Some(chunk) = answer
+        .chunk()
+        .await
+        .map_err(|e| format!("reading the upstream's answer: {e}"))?
+    {
+        if body.len() + chunk.len() > MAX_ANSWER_BYTES {
+            return Err(format!(
+                "the upstream's answer is longer than {MAX_ANSWER_BYTES} bytes"
+            ));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// A media type without its parameters, lower-cased: `text/event-stream`
+/// of `Text/Event-Stream; charset=utf-8`.
+fn essence(value: &str) -> String {
+    value
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
+/// A POST must send JSON (else 415) and take both JSON and SSE back (else
+/// 406), as the transport says.
+fn check_media_types(headers: &HeaderMap) -> Option<Response> {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(essence);
+    if content_type.as_deref() != Some("application/json") {
+        return Some(status_with_error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "a message is sent as Content-Type: application/json",
+        ));
+    }
+    let accept = headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(essence)
+        .collect::<Vec<_>>();
+    let takes = |media: &str, family: &str| {
+        accept
+            .iter()
+            .any(|a| a == media || a == family || a == "*/*")
+    };
+    if !(takes("application/json", "application/*") && takes("text/event-stream", "text/*")) {
+        return Some(status_with_error(
+            StatusCode::NOT_ACCEPTABLE,
+            "the client must accept application/json and text/event-stream",
+        ));
+    }
+    None
+}
+
+/// `Mcp-Method` and `Mcp-Name` (`2026-07-28`) must say what the body says:
+/// Warden judges the body, and what runs after it may route on the headers.
+fn check_headers(headers: &HeaderMap, message: Option<&Value>) -> Option<Response> {
+    let message = message?;
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let method = message.get("method").and_then(Value::as_str);
+    let id = message.get("id").cloned().unwrap_or(Value::Null);
+    let mismatch = |what: &str| {
+        Some(rpc_status(
+            StatusCode::BAD_REQUEST,
+            transport_error(
+                &id,
+                HEADER_MISMATCH,
+                &format!("{what} does not match the body"),
+            ),
+        ))
+    };
+    if let Some(named) = header("mcp-method")
+        && Some(named) != method
+    {
+        return mismatch("Mcp-Method");
+    }
+    let name = message
+        .get("params")
+        .and_then(|p| p.get("name").or_else(|| p.get("uri")))
+        .and_then(Value::as_str);
+    if let Some(named) = header("mcp-name")
+        && Some(named) != name
+    {
+        return mismatch("Mcp-Name");
+    }
+    None
+}
+
+/// What Warden answers itself (a denial, a JSON-RPC error): a 200, except a
+/// message so broken its id could not be read (400, as the transport says
+/// for input the server cannot accept).
+fn warden_answer(answer: String) -> Response {
+    let unreadable = serde_json::from_str::<Value>(&answer)
+        .ok()
+        .is_some_and(|a| a.get("error").is_some() && a.get("id") == Some(&Value::Null));
+    let status = if unreadable {
+        StatusCode::BAD_REQUEST
+    } else {
+        StatusCode::OK
+    };
+    rpc_status(status, answer)
+}
+
+/// A request the upstream could not answer: a JSON-RPC error in a 200.
+fn upstream_failed(id: Option<&Value>, why: &str) -> Response {
+    rpc_status(
+        StatusCode::OK,
+        transport_error(id.unwrap_or(&Value::Null), UPSTREAM_FAILED, why),
+    )
+}
+
+fn rpc_status(status: StatusCode, body: String) -> Response {
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// A transport status with a JSON-RPC error (id `null`) saying why.
+fn status_with_error(status: StatusCode, why: &str) -> Response {
+    rpc_status(status, transport_error(&Value::Null, -32600, why))
+}
+
+fn unauthorized(challenge: &'static str, why: &str) -> Response {
+    let mut response = status_with_error(StatusCode::UNAUTHORIZED, why);
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static(challenge),
+    );
+    response
+}
+
+fn empty(status: StatusCode) -> Response {
+    let mut response = Response::new(Body::empty());
+    *response.status_mut() = status;
+    response
+}

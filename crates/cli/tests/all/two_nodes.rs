@@ -1,0 +1,190 @@
+//! Two `warden serve` processes on one PostgreSQL database (the test
+//! PostgreSQL, a fresh database per test): a pause taken on one node is
+//! listed and resumed on the other, and of resumes raced across the two
+//! exactly one wins; a database outage answers 503 on the approval routes
+//! while evaluate keeps judging.
+
+use std::sync::Arc;
+
+use crate::common::daemon::*;
+use serde_json::{Value, json};
+use warden_testkit::postgres::PgServer;
+
+/// The environment variable the nodes read the database's URL from.
+const URL_ENV: &str = "WARDEN_DATABASE_URL";
+
+fn node(url: &str) -> Daemon {
+    Daemon::launch(
+        &format!(
+            "hitl_approval:\n  tools: [bash]\n  store: {{kind: postgres, url_env: {URL_ENV}}}\n{}{}",
+            allowlist("allowlist", &["bash", "read_file"], &[]),
+            server_block(false)
+        ),
+        Launch {
+            env: &[(URL_ENV, url)],
+            ..Launch::default()
+        },
+    )
+}
+
+fn git_push(call: &str) -> Value {
+    json!({"message": {"tool_calls": [
+        {"id": call, "name": "bash", "args": {"command": "git push origin main"}}
+    ]}})
+}
+
+async fn pause(node: &Daemon, thread: &str) -> Value {
+    let path = format!("/v1/threads/{thread}/runs/r-1/tool-calls");
+    let (status, outcome) = node.post(&path, Some(AGENT), &git_push("c1")).await;
+    assert_eq!(status, 200, "{outcome}");
+    assert_eq!(outcome["run_state"], "waiting_for_input", "{outcome}");
+    outcome
+}
+
+/// The approver's approval of the pause `outcome` on `thread`, sent to `node`.
+async fn approve_on(node: &Daemon, thread: &str, outcome: &Value) -> (u16, Value) {
+    node.post(
+        &resume_path(thread, outcome),
+        Some(APPROVER),
+        &approve(outcome),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_pause_on_one_node_is_listed_and_resumed_on_the_other() {
+    let url = PgServer::shared().database();
+    let (a, b) = (node(&url), node(&url));
+    let outcome = pause(&a, "t-1").await;
+    let (status, page) = b.get("/v1/threads/t-1/approvals", Some(AGENT)).await;
+    assert_eq!(status, 200, "{page}");
+    assert_eq!(page["approvals"][0]["approval_id"], outcome["approval_id"]);
+    // Node B knows the thread waits: new work on it is refused there too.
+    let (status, body) = b
+        .post(
+            "/v1/threads/t-1/runs/r-2/tool-calls",
+            Some(AGENT),
+            &git_push("c2"),
+        )
+        .await;
+    assert_eq!(status, 409, "{body}");
+    let (status, resolution) = approve_on(&b, "t-1", &outcome).await;
+    assert_eq!(status, 200, "{resolution}");
+    assert_eq!(resolution["calls"][0]["status"], "run");
+    let (status, again) = a
+        .post(
+            &resume_path("t-1", &outcome),
+            Some(APPROVER),
+            &json!({"reject_all": {}}),
+        )
+        .await;
+    assert_eq!(status, 409, "{again}");
+    assert_eq!(again["error"]["code"], "approval_resolved");
+    assert!(
+        a.stderr().contains("approval store opened"),
+        "{}",
+        a.stderr()
+    );
+    assert!(
+        a.stderr().contains("postgres postgres://127.0.0.1"),
+        "{}",
+        a.stderr()
+    );
+    assert!(
+        !a.stderr().contains("warden-test"),
+        "no password in the log"
+    );
+}
+
+#[tokio::test]
+async fn of_resumes_raced_across_two_nodes_exactly_one_wins_each_time() {
+    let url = PgServer::shared().database();
+    let nodes = Arc::new([node(&url), node(&url)]);
+    for round in 0..50 {
+        let thread = format!("t-{round}");
+        let outcome = pause(&nodes[round % 2], &thread).await;
+        let path = resume_path(&thread, &outcome);
+        // Two resumes a node, each a different answer (none the replay of
+        // another), all sent at once.
+        let answers = [
+            approve(&outcome),
+            json!({"reject_all": {"message": "no (1)"}}),
+            json!({"reject_all": {"message": "no (2)"}}),
+            json!({"reject_all": {"message": "no (3)"}}),
+        ];
+        let mut racing = Vec::new();
+        for (i, answer) in answers.into_iter().enumerate() {
+            let (nodes, path) = (nodes.clone(), path.clone());
+            racing.push(tokio::spawn(async move {
+                nodes[i % 2].post(&path, Some(APPROVER), &answer).await
+            }));
+        }
+        let mut statuses = Vec::new();
+        for r in racing {
+            let (status, body) = r.await.unwrap();
+            assert!(
+                status == 200 || status == 409,
+                "round {round}: {status} {body}"
+            );
+            statuses.push(status);
+        }
+        let winners = statuses.iter().filter(|s| **s == 200).count();
+        assert_eq!(winners, 1, "round {round}: {statuses:?}");
+        let (_, all) = nodes[round % 2]
+            .get(
+                &format!("/v1/threads/{thread}/approvals?all=true"),
+                Some(APPROVER),
+            )
+            .await;
+        assert_eq!(all["approvals"].as_array().unwrap().len(), 1, "{all}");
+        assert_eq!(all["approvals"][0]["status"], "resumed", "{all}");
+    }
+}
+
+#[tokio::test]
+async fn a_database_outage_answers_503_on_approvals_while_evaluate_keeps_judging() {
+    let server = PgServer::start().unwrap();
+    let url = server.database();
+    let a = node(&url);
+    let outcome = pause(&a, "t-1").await;
+    server.stop();
+
+    let (status, body) = a.get("/v1/threads/t-1/approvals", Some(AGENT)).await;
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(body["error"]["code"], "store_unavailable");
+    let (status, body) = approve_on(&a, "t-1", &outcome).await;
+    assert_eq!(status, 503, "{body}");
+    // A call on no thread needs no store: judged as ever.
+    let call = json!({"tool_name": "read_file", "tool_input": {"path": "x"}});
+    let (status, decision) = a.evaluate(AGENT, &call).await;
+    assert_eq!(status, 200, "{decision}");
+    assert_eq!(decision["verdict"], "allow", "{decision}");
+    // A call on a thread: whether the thread waits is unknown, so it is
+    // denied, never run.
+    let on_thread = json!({"tool_name": "read_file", "tool_input": {"path": "x"}, "context": {"thread_id": "t-1"}});
+    let (_, decision) = a.evaluate(AGENT, &on_thread).await;
+    assert_eq!(decision["verdict"], "deny", "{decision}");
+    let codes: Vec<&str> = decision["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["code"].as_str())
+        .collect();
+    assert!(codes.contains(&"warden.store_unavailable"), "{decision}");
+
+    // The database comes back: the node reconnects by itself, and the pause
+    // is still there, unconsumed.
+    server.restart().unwrap();
+    let mut resumed = None;
+    for _ in 0..100 {
+        let (status, body) = approve_on(&a, "t-1", &outcome).await;
+        if status != 503 {
+            resumed = Some((status, body));
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let (status, body) = resumed.expect("the node reconnected");
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["calls"][0]["status"], "run");
+}
