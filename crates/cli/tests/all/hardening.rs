@@ -301,12 +301,19 @@ async fn sigterm_with_a_half_sent_request_exits_by_the_shutdown_deadline() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     let started = Instant::now();
     daemon.signal("TERM");
+    // Well before the body's minute. Not tighter: on a loaded machine the
+    // exit's log sync alone has taken seconds.
     let status = daemon.wait_for_exit(Duration::from_secs(15));
     let took = started.elapsed();
     println!("SIGTERM with a half-sent request: exited after {took:?}");
     assert!(status.is_some(), "still running {took:?} after SIGTERM");
     assert!(status.unwrap().success(), "{}", daemon.stderr());
-    assert!(took < Duration::from_secs(5), "{took:?}");
+    // The deadline, not the body's timeout, ended the request.
+    let stderr = daemon.stderr();
+    assert!(
+        stderr.contains("connections still open after server.limits.shutdown_timeout_ms"),
+        "{stderr}"
+    );
 }
 
 /// Evaluates `n` calls on `connections` concurrent clients; returns every
