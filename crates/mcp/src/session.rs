@@ -269,6 +269,15 @@ impl Session {
                 &format!("invalid tools/call: {problem}"),
             ));
         }
+        // The client names a held call by its id, in its cancel: a second
+        // call under the same id would leave the cancel naming either.
+        if self.state().held.values().any(|held| held.client_id == *id) {
+            return Route::Client(error(
+                id,
+                ErrorCode::InvalidRequest,
+                "invalid tools/call: its id is that of a call still held for the client's answer",
+            ));
+        }
         let call = match CallParams::read(message.get("params")) {
             Ok(call) => call,
             Err(why) => {

@@ -269,6 +269,25 @@ fn a_call_the_client_cancels_while_held_is_never_forwarded() {
 }
 
 #[test]
+fn a_call_under_the_id_of_a_held_call_is_refused_and_the_held_call_kept() {
+    let judge = PendingAsk::new(true);
+    let (session, question) = asked(&judge);
+    let again = client_line(session.from_client(NOTE, &judge));
+    assert_eq!(again["id"], 7, "{again}");
+    assert_eq!(again["error"]["code"], -32600, "{again}");
+    assert!(
+        again["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("still held"),
+        "{again}"
+    );
+    assert_eq!(session.held(), 1);
+    let approved = session.from_client(&answer(&question, approving()), &judge);
+    assert!(matches!(approved, Route::Server(_)), "{approved:?}");
+}
+
+#[test]
 fn without_client_attested_answers_the_client_is_not_asked() {
     let judge = PendingAsk::new(false);
     let session = Session::new("py");
