@@ -33,7 +33,7 @@ use crate::config::{Config, ConfigFile};
 use crate::error::Error;
 use crate::guest_call::provider_call;
 use crate::registry::{ProviderSet, Registry, Snapshot};
-use crate::shadow::{Shadow, ShadowCounts, ShadowJudgment, ShadowQueue};
+use crate::shadow::{Live, Shadow, ShadowCounts, ShadowJudgment, ShadowQueue};
 use crate::signing::RecordFacts;
 
 /// The stage name of the approval list in `decided_by` and the stage reports.
@@ -176,25 +176,31 @@ impl Warden {
         if evaluation.decided_by.as_deref() == Some(INTAKE_STAGE) {
             return Ok((evaluation, None));
         }
-        let job: crate::shadow::Judge = if let Some(set) = snapshot.shadowing.current() {
+        // The job is made only when the queue has room for it: the call is
+        // copied for the shadow thread, the live answer only summed up.
+        let queue = || self.shadows.get_or_init(ShadowQueue::start);
+        let shadow = if let Some(set) = snapshot.shadowing.current() {
             // A shadow configuration: the whole candidate judges the call.
             if !set.sampled() {
                 return Ok((evaluation, None));
             }
-            let (call, live) = (call.clone(), evaluation.clone());
-            Box::new(move || {
-                let (shadow, _) =
-                    judge(&set.snapshot, &call, caller, Alone::Yes, Chain::Live).ok()?;
-                Some(crate::shadow::judgment(&live, shadow))
+            queue().submit(|| {
+                let (call, live) = (call.clone(), Live::of(&evaluation));
+                Box::new(move || {
+                    let (shadow, _) =
+                        judge(&set.snapshot, &call, caller, Alone::Yes, Chain::Live).ok()?;
+                    Some(crate::shadow::judgment(&live, shadow))
+                })
             })
         } else if !snapshot.providers.shadows().is_empty() && snapshot.guardrails.enabled {
-            let (call, live) = (call.clone(), evaluation.clone());
-            Box::new(move || judge_shadow(&snapshot, &call, caller, &live, &opinions))
+            queue().submit(|| {
+                let (call, live) = (call.clone(), Live::of(&evaluation));
+                Box::new(move || judge_shadow(&snapshot, &call, caller, &live, &opinions))
+            })
         } else {
             return Ok((evaluation, None));
         };
-        let queue = self.shadows.get_or_init(ShadowQueue::start);
-        Ok((evaluation, Some(queue.submit(job))))
+        Ok((evaluation, Some(shadow)))
     }
 
     /// Writes every call judged through [`Warden::evaluate`] (the approval
@@ -590,7 +596,7 @@ fn judge_shadow(
     snapshot: &Snapshot,
     call: &ToolCall,
     caller: Caller,
-    live: &Evaluation,
+    live: &Live,
     opinions: &[ProviderOpinion],
 ) -> Option<ShadowJudgment> {
     let (shadow, _) = judge(

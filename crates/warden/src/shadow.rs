@@ -11,8 +11,8 @@
 //! most [`MAX_QUEUE_WAIT`] plus one judgment by the shadow providers (their
 //! limits' worst case).
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -140,53 +140,91 @@ struct Job {
     slot: Arc<Mutex<Slot>>,
 }
 
+/// What the live side and the shadow thread share.
+#[derive(Default)]
+struct Shared {
+    jobs: Mutex<VecDeque<Job>>,
+    stats: Stats,
+    /// The thread is parked (or about to be) and must be woken for a job.
+    idle: AtomicBool,
+    /// The queue was dropped: the thread ends.
+    closed: AtomicBool,
+}
+
+/// How long the shadow thread naps between looks at the queue while calls
+/// keep coming: a live call then hands its job over without a wake-up (a
+/// system call and a context switch on the other core, most of what the
+/// hand-off cost), at the price of this much more latency for the shadow's
+/// outcome, which nobody waits for.
+const NAP: Duration = Duration::from_micros(200);
+
+/// After this long without a job the thread parks, so that an idle Warden
+/// costs nothing, and the next job wakes it.
+const IDLE_AFTER: Duration = Duration::from_millis(20);
+
 /// The shadow queue and its thread.
 pub(crate) struct ShadowQueue {
-    jobs: SyncSender<Job>,
-    stats: Arc<Stats>,
+    shared: Arc<Shared>,
+    /// `None` when the thread could not be started: every job is shed.
+    thread: Option<std::thread::Thread>,
 }
 
 impl ShadowQueue {
     /// Starts the shadow thread. It ends when the queue is dropped.
     pub(crate) fn start() -> ShadowQueue {
-        let (jobs, queue) = sync_channel::<Job>(QUEUE_DEPTH);
-        let stats = Arc::new(Stats::default());
-        let counted = stats.clone();
-        // Without a thread every job is shed (the sender finds the queue
-        // disconnected): live calls are served either way.
-        if let Err(err) = std::thread::Builder::new()
+        let shared = Arc::new(Shared::default());
+        let theirs = shared.clone();
+        // Without a thread every job is shed: live calls are served either way.
+        let thread = match std::thread::Builder::new()
             .name("warden-shadow".into())
-            .spawn(move || work(&queue, &counted))
+            .spawn(move || work(&theirs))
         {
-            tracing::error!(%err, "cannot start the shadow thread: shadow judgments are shed");
-        }
-        ShadowQueue { jobs, stats }
+            Ok(handle) => Some(handle.thread().clone()),
+            Err(err) => {
+                tracing::error!(%err, "cannot start the shadow thread: shadow judgments are shed");
+                None
+            }
+        };
+        ShadowQueue { shared, thread }
     }
 
-    /// Queues a call's shadow judgment; shed at once when the queue is full.
-    pub(crate) fn submit(&self, judge: Judge) -> Shadow {
+    /// Queues a call's shadow judgment, made by `judge` only when there is
+    /// room for it: shed at once when the queue is full, before anything of
+    /// the call is copied.
+    pub(crate) fn submit(&self, judge: impl FnOnce() -> Judge) -> Shadow {
+        let stats = &self.shared.stats;
+        let Some(thread) = &self.thread else {
+            stats.shed.fetch_add(1, Ordering::Relaxed);
+            return Shadow::settled(ShadowOutcome::Shed);
+        };
+        if stats.pending.fetch_add(1, Ordering::AcqRel) >= QUEUE_DEPTH as u64 {
+            stats.pending.fetch_sub(1, Ordering::AcqRel);
+            stats.shed.fetch_add(1, Ordering::Relaxed);
+            return Shadow::settled(ShadowOutcome::Shed);
+        }
         let slot = Arc::new(Mutex::new(Slot::Waiting));
         let job = Job {
-            judge,
+            judge: judge(),
             queued: Instant::now(),
             slot: slot.clone(),
         };
-        self.stats.pending.fetch_add(1, Ordering::AcqRel);
-        match self.jobs.try_send(job) {
-            Ok(()) => Shadow { slot },
-            Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
-                self.stats.pending.fetch_sub(1, Ordering::AcqRel);
-                self.stats.shed.fetch_add(1, Ordering::Relaxed);
-                Shadow::settled(ShadowOutcome::Shed)
-            }
+        lock(&self.shared.jobs).push_back(job);
+        // Paired with the thread's store before it looks at the queue a last
+        // time: either it sees this job, or this sees it idle and wakes it.
+        // A load first, so that a busy thread's flag is only read, not written.
+        std::sync::atomic::fence(Ordering::SeqCst);
+        if self.shared.idle.load(Ordering::SeqCst) && self.shared.idle.swap(false, Ordering::SeqCst)
+        {
+            thread.unpark();
         }
+        Shadow { slot }
     }
 
     /// Waits until every queued judgment is settled (its outcome handed on),
     /// for at most `bound`; whether they all were.
     pub(crate) fn settle(&self, bound: Duration) -> bool {
         let deadline = Instant::now() + bound;
-        while self.stats.pending.load(Ordering::Acquire) > 0 {
+        while self.shared.stats.pending.load(Ordering::Acquire) > 0 {
             if Instant::now() >= deadline {
                 return false;
             }
@@ -197,61 +235,220 @@ impl ShadowQueue {
 
     /// The counts since start.
     pub(crate) fn counts(&self) -> ShadowCounts {
+        let stats = &self.shared.stats;
         let mut differences = Vec::new();
         for live in VERDICTS {
             for shadow in VERDICTS {
-                let n = self.stats.transitions[index(live)][index(shadow)].load(Ordering::Relaxed);
+                let n = stats.transitions[index(live)][index(shadow)].load(Ordering::Relaxed);
                 if live != shadow && n > 0 {
                     differences.push(((live, shadow), n));
                 }
             }
         }
         ShadowCounts {
-            shed: self.stats.shed.load(Ordering::Relaxed),
-            judged: self.stats.judged.load(Ordering::Relaxed),
+            shed: stats.shed.load(Ordering::Relaxed),
+            judged: stats.judged.load(Ordering::Relaxed),
             differences,
         }
     }
 }
 
-fn work(queue: &Receiver<Job>, stats: &Stats) {
-    while let Ok(job) = queue.recv() {
-        if job.queued.elapsed() > MAX_QUEUE_WAIT {
-            stats.shed.fetch_add(1, Ordering::Relaxed);
-            settle(&job.slot, ShadowOutcome::Shed);
-            stats.pending.fetch_sub(1, Ordering::AcqRel);
-            continue;
+impl Drop for ShadowQueue {
+    fn drop(&mut self) {
+        self.shared.closed.store(true, Ordering::SeqCst);
+        if let Some(thread) = &self.thread {
+            thread.unpark();
         }
-        // A panic in a shadow judgment sheds it; the thread carries on.
-        let judged = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job.judge));
-        let outcome = match judged {
-            Ok(Some(judgment)) => {
-                stats.judged.fetch_add(1, Ordering::Relaxed);
-                stats.transitions[index(judgment.live)][index(judgment.verdict)]
-                    .fetch_add(1, Ordering::Relaxed);
-                ShadowOutcome::Judged(judgment)
-            }
-            Ok(None) | Err(_) => {
-                stats.shed.fetch_add(1, Ordering::Relaxed);
-                ShadowOutcome::Shed
-            }
-        };
-        settle(&job.slot, outcome);
-        stats.pending.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
-/// Compares a shadow evaluation with the live one.
-pub(crate) fn judgment(live: &Evaluation, shadow: Evaluation) -> ShadowJudgment {
-    let codes = |e: &Evaluation| e.reasons.iter().map(|r| r.code.clone()).collect::<Vec<_>>();
-    let differs = live.verdict != shadow.verdict
-        || live.decided_by != shadow.decided_by
-        || codes(live) != codes(&shadow);
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn work(shared: &Shared) {
+    let mut last_job = Instant::now();
+    loop {
+        let next = lock(&shared.jobs).pop_front();
+        if let Some(job) = next {
+            run(job, &shared.stats);
+            last_job = Instant::now();
+            continue;
+        }
+        if shared.closed.load(Ordering::SeqCst) {
+            return;
+        }
+        if last_job.elapsed() < IDLE_AFTER {
+            std::thread::sleep(NAP);
+            continue;
+        }
+        shared.idle.store(true, Ordering::SeqCst);
+        if lock(&shared.jobs).is_empty() && !shared.closed.load(Ordering::SeqCst) {
+            // A spurious return only means one more look at the queue.
+            std::thread::park();
+        }
+        shared.idle.store(false, Ordering::SeqCst);
+        last_job = Instant::now();
+    }
+}
+
+fn run(job: Job, stats: &Stats) {
+    if job.queued.elapsed() > MAX_QUEUE_WAIT {
+        stats.shed.fetch_add(1, Ordering::Relaxed);
+        settle(&job.slot, ShadowOutcome::Shed);
+        stats.pending.fetch_sub(1, Ordering::AcqRel);
+        return;
+    }
+    // A panic in a shadow judgment sheds it; the thread carries on.
+    let judged = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job.judge));
+    let outcome = match judged {
+        Ok(Some(judgment)) => {
+            stats.judged.fetch_add(1, Ordering::Relaxed);
+            stats.transitions[index(judgment.live)][index(judgment.verdict)]
+                .fetch_add(1, Ordering::Relaxed);
+            ShadowOutcome::Judged(judgment)
+        }
+        Ok(None) | Err(_) => {
+            stats.shed.fetch_add(1, Ordering::Relaxed);
+            ShadowOutcome::Shed
+        }
+    };
+    settle(&job.slot, outcome);
+    stats.pending.fetch_sub(1, Ordering::AcqRel);
+}
+
+/// What a shadow judgment is compared with: the live answer's verdict, and
+/// a digest of its deciding stage and reason codes, taken without copying
+/// anything of the evaluation (the live call pays for what it hands over).
+/// Two causes that differ and share a 64-bit digest would be taken for the
+/// same: the line would then lack the shadow's cause, never its verdict.
+pub(crate) struct Live {
+    verdict: Verdict,
+    cause: u64,
+}
+
+impl Live {
+    pub(crate) fn of(evaluation: &Evaluation) -> Live {
+        Live {
+            verdict: evaluation.verdict,
+            cause: cause_digest(evaluation),
+        }
+    }
+}
+
+fn cause_digest(evaluation: &Evaluation) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::hash::DefaultHasher::new();
+    evaluation.decided_by.hash(&mut hasher);
+    for reason in &evaluation.reasons {
+        reason.code.hash(&mut hasher);
+    }
+    hasher.finish()
+}
+
+/// Compares a shadow evaluation with the live answer.
+pub(crate) fn judgment(live: &Live, shadow: Evaluation) -> ShadowJudgment {
+    let differs = live.verdict != shadow.verdict || live.cause != cause_digest(&shadow);
     ShadowJudgment {
         verdict: shadow.verdict,
         reasons: shadow.reasons,
         decided_by: shadow.decided_by,
         live: live.verdict,
         differs,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn denying() -> Judge {
+        Box::new(|| {
+            Some(ShadowJudgment {
+                verdict: Verdict::Deny,
+                reasons: Vec::new(),
+                decided_by: None,
+                live: Verdict::Allow,
+                differs: true,
+            })
+        })
+    }
+
+    fn outcome(shadow: Shadow) -> ShadowOutcome {
+        let (sent, received) = std::sync::mpsc::channel();
+        shadow.then(move |outcome| sent.send(outcome).unwrap());
+        received.recv_timeout(Duration::from_secs(10)).unwrap()
+    }
+
+    fn evaluation(verdict: &str, decided_by: &str, codes: &[&str]) -> Evaluation {
+        let reasons: Vec<_> = codes
+            .iter()
+            .map(|code| serde_json::json!({"code": code, "message": ""}))
+            .collect();
+        serde_json::from_value(serde_json::json!({
+            "verdict": verdict, "allow": verdict == "allow", "reasons": reasons,
+            "policy_id": null, "metadata": {}, "decided_by": decided_by,
+            "interaction_mode": "autonomous", "stages": [], "generation": 1,
+            "duration_us": 1, "judged_at": "2026-12-06T00:00:00Z"
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_shadow_with_the_live_verdict_differs_by_its_stage_or_its_codes() {
+        let live = evaluation("deny", "provider:a", &["a.no"]);
+        let same = |shadow: Evaluation| !judgment(&Live::of(&live), shadow).differs;
+        assert!(same(evaluation("deny", "provider:a", &["a.no"])));
+        assert!(!same(evaluation("deny", "provider:b", &["a.no"])));
+        assert!(!same(evaluation("deny", "provider:a", &["a.other"])));
+        assert!(!same(evaluation("deny", "provider:a", &["a.no", "a.too"])));
+        assert!(!same(evaluation("allow", "provider:a", &["a.no"])));
+    }
+
+    #[test]
+    fn a_job_queued_after_the_thread_went_idle_wakes_it() {
+        let queue = ShadowQueue::start();
+        assert!(matches!(
+            outcome(queue.submit(denying)),
+            ShadowOutcome::Judged(_)
+        ));
+        // Long enough for the thread to stop napping and park.
+        std::thread::sleep(IDLE_AFTER * 3);
+        assert!(
+            queue.shared.idle.load(Ordering::SeqCst),
+            "the thread did not park"
+        );
+        assert!(matches!(
+            outcome(queue.submit(denying)),
+            ShadowOutcome::Judged(_)
+        ));
+        assert_eq!(queue.counts().judged, 2);
+    }
+
+    #[test]
+    fn a_full_queue_sheds_without_making_the_job() {
+        let queue = ShadowQueue::start();
+        let (release, held) = std::sync::mpsc::channel::<()>();
+        // The thread runs this one until released; the rest wait behind it.
+        let running = queue.submit(|| {
+            Box::new(move || {
+                held.recv().ok();
+                None
+            })
+        });
+        for _ in 1..QUEUE_DEPTH {
+            queue.submit(denying);
+        }
+        let made = AtomicBool::new(false);
+        let shed = queue.submit(|| {
+            made.store(true, Ordering::SeqCst);
+            denying()
+        });
+        assert_eq!(outcome(shed), ShadowOutcome::Shed);
+        assert!(!made.load(Ordering::SeqCst), "the shed job was made");
+        release.send(()).unwrap();
+        assert_eq!(outcome(running), ShadowOutcome::Shed);
+        assert!(queue.settle(Duration::from_secs(10)));
+        assert_eq!(queue.counts().judged, QUEUE_DEPTH as u64 - 1);
     }
 }
