@@ -21,6 +21,7 @@ use warden_types::request::ToolCall;
 const PATH_KEYS: &[&str] = &[
     "path",
     "file_path",
+    "notebook_path",
     "filepath",
     "filename",
     "file",
@@ -137,7 +138,7 @@ impl CanonicalCall {
                     .push("there is no command string (`command`, `cmd` or `args[0]`)".into()),
             },
             ToolKind::Read | ToolKind::Write => {
-                for key in ["file_path", "path", "paths", "filename"] {
+                for key in ["file_path", "notebook_path", "path", "paths", "filename"] {
                     for value in strings(input.get(key)) {
                         let path = canonical.canonical_path(value);
                         canonical.paths.retain(|p| *p != path);

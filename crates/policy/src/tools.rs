@@ -100,6 +100,7 @@ mod defaults {
             "edit_file",
             "write",
             "create_file",
+            "notebook_edit",
         ])
     }
     pub fn fetch() -> Vec<String> {

@@ -146,6 +146,7 @@ pub const TOOL_NAMES: &[(&str, &str)] = &[
     ("Glob", "glob"),
     ("Grep", "grep"),
     ("LS", "ls"),
+    // Judged as a write of `notebook_path`, as Claude Code's `Edit` rules cover it.
     ("NotebookEdit", "notebook_edit"),
     ("TodoWrite", "todo_write"),
     ("Task", "task"),

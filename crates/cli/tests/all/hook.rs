@@ -325,12 +325,17 @@ fn claude_codes_own_housekeeping_tools_are_allowed_by_the_example() {
 }
 
 #[test]
-fn a_notebook_edit_still_asks_under_the_example() {
-    let (decision, _) = judged(
-        "NotebookEdit",
-        json!({"notebook_path": "/work/repo/analysis.ipynb", "new_source": "print(1)", "cell_id": "c1"}),
-    );
-    assert_eq!(decision, "ask");
+fn a_notebook_edit_is_judged_as_an_edit_of_its_notebook() {
+    let edit = |path: &str| {
+        judged(
+            "NotebookEdit",
+            json!({"notebook_path": path, "new_source": "print(1)", "cell_id": "c1"}),
+        )
+        .0
+    };
+    assert_eq!(edit("/work/repo/src/analysis.ipynb"), "allow");
+    assert_eq!(edit("/work/repo/analysis.ipynb"), "ask");
+    assert_eq!(edit("/work/repo/.env"), "deny");
 }
 
 #[test]
