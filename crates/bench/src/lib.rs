@@ -11,7 +11,6 @@ mod inputs;
 pub mod loadgen;
 mod measure;
 mod replay;
-#[cfg(feature = "cedar")]
 mod scale;
 mod sdk;
 mod trail;
@@ -152,13 +151,11 @@ pub const SCENARIOS: &[Scenario] = &[
         about: "where Warden's and Cedar's time goes on the typical shell call of the `cedar` scenario, stage by stage",
         run: cedar::stages,
     },
-    #[cfg(feature = "cedar")]
     Scenario {
         name: "scale",
-        about: "10, 100, 1,000 and 10,000 rules of every kind in the native permission engine and in the rules provider, beside Cedar with as many policies: load, a call no rule matches and one only the last rule matches",
+        about: "10, 100, 1,000 and 10,000 rules of every kind in the native permission engine and in the rules provider (beside Cedar with as many policies, in warden-bench built with its cedar feature): load, a call no rule matches and one only the last rule matches",
         run: scale::scale,
     },
-    #[cfg(feature = "cedar")]
     Scenario {
         name: "scale-shared",
         about: "10, 100, 1,000 and 10,000 command rules that all start `git`, in the native permission engine and in the rules provider: load, a `git` call no rule matches and one only the last rule matches",

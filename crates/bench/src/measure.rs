@@ -89,7 +89,7 @@ pub const MARKDOWN_HEADER: &str = "| scenario | threads | calls | p50 µs | p99 
 
 /// What the kernel says of the calling thread (`/proc/thread-self/schedstat`):
 /// nanoseconds on a CPU, nanoseconds waiting for one, and times scheduled in.
-#[cfg(feature = "cedar")] // used by the scale scenarios only
+// Used by the scale scenarios.
 fn schedstat() -> Option<[u64; 3]> {
     let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
     let mut fields = text.split_whitespace().map(|f| f.parse::<u64>().ok());
@@ -101,7 +101,6 @@ fn schedstat() -> Option<[u64; 3]> {
 /// a tail the machine causes shows in the first and not in the second, a tail
 /// the code causes in both. `None` for the second where the kernel does not
 /// say (not Linux) or no call ran undisturbed.
-#[cfg(feature = "cedar")]
 pub fn measure_undisturbed(
     scenario: &str,
     calls: usize,

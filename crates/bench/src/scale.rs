@@ -3,14 +3,19 @@
 //! Cedar with as many equivalent policies: how long the policy takes to load,
 //! and a call that no rule matches and one that only the last rule matches,
 //! through the whole pipeline (Cedar: the request built and authorised).
+//! The Cedar rows need the `cedar` feature (`warden-bench`, not `warden
+//! bench`, whose binary ships without Cedar).
 
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use warden::{Caller, Config, ToolCall, Verdict, Warden};
 
+#[cfg(feature = "cedar")]
 use crate::cedar::CedarReference;
-use crate::measure::{Measurement, measure, measure_undisturbed, summary};
+#[cfg(feature = "cedar")]
+use crate::measure::measure;
+use crate::measure::{Measurement, measure_undisturbed, summary};
 
 const SIZES: [usize; 4] = [10, 100, 1_000, 10_000];
 
@@ -113,6 +118,7 @@ fn provider_shared_policy(n: usize) -> Value {
 /// `n` Cedar policies of the same kinds over the request's tool and its
 /// `command` and `path`, then the forbid that matches [`LAST_MATCHING`], and
 /// one permit.
+#[cfg(feature = "cedar")]
 fn cedar_policy(n: usize) -> String {
     let mut text = String::from("permit (principal, action, resource);\n");
     for i in 0..n - 1 {
@@ -193,7 +199,6 @@ pub fn scale(calls: usize) -> anyhow::Result<Vec<Measurement>> {
         let calls = if n >= 10_000 { calls / 4 } else { calls }.max(100);
         let native = Config::parse(&native_policy(n).to_string(), "<bench>", ".".into())?;
         let provider = Config::parse(&provider_policy(n).to_string(), "<bench>", ".".into())?;
-        let cedar_text = cedar_policy(n);
         rows.push(loads(&format!("native, {n} rules: load"), times, &|| {
             Warden::new(&native).map(drop).expect("the policy loads")
         }));
@@ -202,14 +207,18 @@ pub fn scale(calls: usize) -> anyhow::Result<Vec<Measurement>> {
             times,
             &|| Warden::new(&provider).map(drop).expect("the policy loads"),
         ));
-        rows.push(loads(&format!("cedar, {n} policies: load"), times, &|| {
-            CedarReference::from_policies(&cedar_text, |_| true)
-                .map(drop)
-                .expect("the policies parse")
-        }));
+        #[cfg(feature = "cedar")]
+        let cedar = {
+            let text = cedar_policy(n);
+            rows.push(loads(&format!("cedar, {n} policies: load"), times, &|| {
+                CedarReference::from_policies(&text, |_| true)
+                    .map(drop)
+                    .expect("the policies parse")
+            }));
+            CedarReference::from_policies(&text, |_| true)?
+        };
         let native = Warden::new(&native)?;
         let provider = Warden::new(&provider)?;
-        let cedar = CedarReference::from_policies(&cedar_text, |_| true)?;
         for (what, json, verdict) in [
             ("none matching", &none, Verdict::Allow),
             ("last matching", &last, Verdict::Deny),
@@ -225,6 +234,7 @@ pub fn scale(calls: usize) -> anyhow::Result<Vec<Measurement>> {
                     measure_undisturbed(&name, calls, &|| warden_judge(warden));
                 rows.extend([all].into_iter().chain(undisturbed));
             }
+            #[cfg(feature = "cedar")]
             rows.push(measure(
                 &format!("cedar, {n} policies, {what}"),
                 1,
