@@ -16,7 +16,7 @@ use serde_json::Value;
 use warden_provider::{Call, ConfigError, Glob, JsonPath};
 
 /// The largest compiled regex accepted: bounds the memory one rule may take.
-const REGEX_SIZE_LIMIT: usize = 1 << 20;
+pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
 
 /// A condition as written in the policy.
 #[derive(Debug, Deserialize)]
@@ -162,13 +162,29 @@ impl LazyRegex {
 }
 
 /// What the policy index files a condition under: values the field must
-/// equal, or texts one of which the field must contain.
+/// equal, texts one of which the field must contain, or a regex the field
+/// must match.
 pub enum Key<'c> {
     /// The field equals one of these (`eq`, `in`).
     Equals(Vec<&'c str>),
     /// The field contains one of these (`contains`; a glob's literal prefix;
     /// the literals a regex's every match starts with).
     Contains(Vec<Vec<u8>>),
+    /// The field matches this regex, which has no such literals
+    /// (`[0-9]{4}`).
+    Matches(&'c str),
+}
+
+impl Key<'_> {
+    /// How little the key narrows, and how much it costs to look up: the
+    /// index prefers the lowest.
+    pub fn rank(&self) -> u8 {
+        match self {
+            Key::Equals(_) => 0,
+            Key::Contains(_) => 1,
+            Key::Matches(_) => 2,
+        }
+    }
 }
 
 /// Up to this many values, `in` scans a list.
@@ -281,9 +297,8 @@ impl Condition {
         &self.field
     }
 
-    /// What the index can file this condition under, if anything: `ne`, a
-    /// glob with no literal prefix and a regex whose matches may start with
-    /// anything hold for texts no table can list.
+    /// What the index can file this condition under, if anything: `ne` and
+    /// a glob with no literal text hold for texts no table can list.
     pub fn key(&self) -> Option<Key<'_>> {
         let texts = |texts: Vec<Vec<u8>>| {
             (!texts.is_empty() && texts.iter().all(|t| !t.is_empty()))
@@ -304,7 +319,14 @@ impl Condition {
                     prefix.as_bytes().to_vec()
                 }])
             }
-            Test::Matches(regex) => texts(regex.literals.clone()?),
+            // A regex with no literal every match holds is filed under itself.
+            Test::Matches(regex) => Some(
+                regex
+                    .literals
+                    .clone()
+                    .and_then(texts)
+                    .unwrap_or(Key::Matches(&regex.pattern)),
+            ),
             Test::Ne(_) => None,
         }
     }

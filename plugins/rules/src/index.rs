@@ -4,16 +4,20 @@
 //! texts, the longest text every match of a glob holds (its literal prefix,
 //! or a longer run between wildcards) and the literals every match of a regex
 //! starts (or ends) with go into one multi-pattern matcher per field, so that
-//! rules sharing their first word are told apart by what else they say. A rule with no
-//! such condition (only `ne`, or none) is checked on every call. The index
-//! only narrows: the candidates are then checked whole, in the policy's order.
+//! rules sharing their first word are told apart by what else they say. A
+//! regex with no such literal (`[0-9]{4}`) goes into one regex set per field,
+//! compiled when the policy is loaded. A rule with no such condition (only
+//! `ne`, a glob with no literal text, or none) is checked on every call. The
+//! index only narrows: the candidates are then checked whole, in the policy's
+//! order.
 
 use std::collections::HashMap;
 
 use aho_corasick::AhoCorasick;
+use regex::{RegexBuilder, RegexSet, RegexSetBuilder};
 use warden_provider::Call;
 
-use crate::condition::{Condition, Field, Key};
+use crate::condition::{Condition, Field, Key, REGEX_SIZE_LIMIT};
 
 /// Positions of rules in the policy's order.
 type Positions = Vec<u32>;
@@ -34,6 +38,10 @@ struct Tables {
     texts: Vec<Vec<u8>>,
     text_rules: Vec<Positions>,
     matcher: Option<AhoCorasick>,
+    /// Distinct regexes and the rules filed under each.
+    patterns: Vec<String>,
+    pattern_rules: Vec<Positions>,
+    set: Option<RegexSet>,
 }
 
 impl Index {
@@ -42,13 +50,15 @@ impl Index {
         let mut index = Index::default();
         let mut by_name: HashMap<&str, usize> = HashMap::new();
         let mut seen_texts: Vec<HashMap<Vec<u8>, usize>> = Vec::new();
+        let mut seen_patterns: Vec<HashMap<&str, usize>> = Vec::new();
+        let mut names: Vec<&str> = Vec::new();
         for (position, conditions) in rules.enumerate() {
             let position = position as u32;
-            // An equality narrows most: prefer it.
+            // An equality narrows most, a regex least: prefer the first.
             let keyed = conditions
                 .iter()
                 .filter_map(|c| c.key().map(|key| (c, key)))
-                .min_by_key(|(_, key)| matches!(key, Key::Contains(_)));
+                .min_by_key(|(_, key)| key.rank());
             let Some((condition, key)) = keyed else {
                 index.always.push(position);
                 continue;
@@ -60,8 +70,13 @@ impl Index {
                     texts: Vec::new(),
                     text_rules: Vec::new(),
                     matcher: None,
+                    patterns: Vec::new(),
+                    pattern_rules: Vec::new(),
+                    set: None,
                 });
                 seen_texts.push(HashMap::new());
+                seen_patterns.push(HashMap::new());
+                names.push(condition.field_name());
                 index.fields.len() - 1
             });
             let tables = &mut index.fields[at];
@@ -87,13 +102,24 @@ impl Index {
                         }
                     }
                 }
+                Key::Matches(pattern) => {
+                    let id = *seen_patterns[at].entry(pattern).or_insert_with(|| {
+                        tables.patterns.push(pattern.to_string());
+                        tables.pattern_rules.push(Positions::new());
+                        tables.patterns.len() - 1
+                    });
+                    tables.pattern_rules[id].push(position);
+                }
             }
         }
-        for tables in &mut index.fields {
+        for (tables, name) in index.fields.iter_mut().zip(names) {
             if !tables.texts.is_empty() {
                 let matcher = AhoCorasick::new(&tables.texts)
                     .map_err(|e| format!("the policy's texts are too many to index: {e}"))?;
                 tables.matcher = Some(matcher);
+            }
+            if !tables.patterns.is_empty() {
+                tables.set = Some(regex_set(name, &tables.patterns)?);
             }
         }
         Ok(index)
@@ -116,9 +142,80 @@ impl Index {
                     found.extend_from_slice(&tables.text_rules[hit.pattern().as_usize()]);
                 }
             }
+            if let Some(set) = &tables.set {
+                for id in set.matches(&text).iter() {
+                    found.extend_from_slice(&tables.pattern_rules[id]);
+                }
+            }
         }
         found.sort_unstable();
         found.dedup();
         found
+    }
+}
+
+/// One field's regexes as one set, each allowed the size a regex alone is.
+fn regex_set(field: &str, patterns: &[String]) -> Result<RegexSet, String> {
+    RegexSetBuilder::new(patterns)
+        .size_limit(REGEX_SIZE_LIMIT.saturating_mul(patterns.len()))
+        .build()
+        .map_err(|set_error| {
+            // Name the regex at fault: the first that does not compile alone.
+            patterns
+                .iter()
+                .find_map(|pattern| {
+                    let alone = RegexBuilder::new(pattern)
+                        .size_limit(REGEX_SIZE_LIMIT)
+                        .build();
+                    alone
+                        .err()
+                        .map(|e| format!("the regex '{pattern}' cannot be compiled: {e}"))
+                })
+                .unwrap_or_else(|| {
+                    format!(
+                        "the {} regexes on `{field}` (the first '{}') cannot be compiled together: {set_error}",
+                        patterns.len(),
+                        patterns[0]
+                    )
+                })
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn condition(field: &str, op: &str, value: Value) -> Condition {
+        let spec = serde_json::from_value(json!({"field": field, "op": op, "value": value}));
+        Condition::compile(spec.unwrap()).unwrap()
+    }
+
+    fn command(text: &str) -> Call {
+        Call::new("bash", json!({"command": text}))
+    }
+
+    #[test]
+    fn a_regex_with_no_literal_is_filed_under_itself_not_checked_on_every_call() {
+        let rules = [
+            // `\d` is every Unicode digit: too many to list.
+            vec![condition("command", "matches", json!("\\d{4}"))],
+            vec![condition("command", "ne", json!("ls"))],
+        ];
+        let index = Index::new(rules.iter().map(Vec::as_slice)).unwrap();
+        assert_eq!(index.always, [1]);
+        assert_eq!(index.candidates(&command("tar -czf 2024.tgz")), [0, 1]);
+        assert_eq!(index.candidates(&command("ls -la")), [1]);
+        assert_eq!(index.candidates(&Call::new("read_file", json!({}))), [1]);
+    }
+
+    #[test]
+    fn a_regex_too_large_to_compile_is_refused_naming_it() {
+        let rules = [vec![condition("command", "matches", json!("\\w{100}"))]];
+        let error = Index::new(rules.iter().map(Vec::as_slice)).unwrap_err();
+        assert!(
+            error.starts_with("the regex '\\w{100}' cannot be compiled"),
+            "{error}"
+        );
     }
 }

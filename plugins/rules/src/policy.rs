@@ -297,6 +297,10 @@ mod tests {
         "^git\\s+push\\b",
         "^git\\s+(push|sta)",
         "(?i)^git\\s+\\w+ -f$",
+        // No literal every match holds: filed under the field's regex set.
+        "\\d{4}",
+        "^\\w+\\s+\\S+$",
+        "[a-z]{3}",
     ];
 
     fn a_condition() -> impl Strategy<Value = Value> {
@@ -353,6 +357,7 @@ mod tests {
                     "git push --force",
                     "git sta/x -f",
                     "git  push",
+                    "make 2024",
                 ][..],
             ),
             prop::option::of(prop::sample::select(
