@@ -112,13 +112,28 @@ impl ApprovalGate {
     ///
     /// Refused with 409 `approval_pending` while the thread waits for a human,
     /// unless this is the same submission again (then the same answer).
+    /// Where the embedder opened the library's decision log
+    /// ([`Warden::log_decisions`]), each call of the answer is written to it,
+    /// as the daemon writes them to its own.
     pub fn submit(
         &self,
         run: &RunRef,
         response: &ModelResponse,
         caller: Caller,
     ) -> Result<GateOutcome, ApprovalError> {
-        self.submit_as(run, response, caller, ApprovalKind::Pause)
+        let outcome = self.submit_as(run, response, caller, ApprovalKind::Pause)?;
+        self.log_outcome(&outcome);
+        Ok(outcome)
+    }
+
+    /// Writes a model response's calls to the library's decision log, where
+    /// one is open (the daemon's Warden has none: it writes its own).
+    fn log_outcome(&self, outcome: &GateOutcome) {
+        if let Some(log) = self.warden.decision_log() {
+            let generation = self.warden.generation(outcome.generation);
+            log.record_gate_under(outcome, None, generation.as_ref());
+            log.sync_now();
+        }
     }
 
     /// [`ApprovalGate::submit`], pausing as an approval of `kind`.
@@ -141,7 +156,7 @@ impl ApprovalGate {
                     response.message.tool_calls.len()
                 ),
             );
-            return Ok(self.refuse(run, Some(&response.message), reason));
+            return Ok(self.refused(run, Some(&response.message), reason));
         }
         let policy = RunInteractionPolicy::resolve(&context, caller)?;
         let origin = RunOrigin::resolve(&context, caller)?;
@@ -227,7 +242,14 @@ impl ApprovalGate {
     /// calls): every call is denied with `reason` and nothing waits. `message` is
     /// the response's message when it could be read (its calls are listed, so the
     /// harness can answer each); otherwise no call is listed and none runs.
+    /// Logged as [`ApprovalGate::submit`] logs.
     pub fn refuse(&self, run: &RunRef, message: Option<&AiMessage>, reason: Reason) -> GateOutcome {
+        let outcome = self.refused(run, message, reason);
+        self.log_outcome(&outcome);
+        outcome
+    }
+
+    fn refused(&self, run: &RunRef, message: Option<&AiMessage>, reason: Reason) -> GateOutcome {
         let message = message.cloned().unwrap_or_default();
         let calls = message
             .tool_calls

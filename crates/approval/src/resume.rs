@@ -131,7 +131,26 @@ impl ApprovalGate {
     /// (422 `broken_pause`). The same resume again (same idempotency key, same
     /// body, same reviewer) gets the stored resolution with `replayed: true`
     /// and consumes nothing; any other resume of a resolved approval gets 409.
+    ///
+    /// Where the embedder opened the library's decision log
+    /// ([`warden::Warden::log_decisions`]), the resolution's calls are written
+    /// to it, as the daemon writes them to its own.
     pub fn resume(
+        &self,
+        reviewer: &Reviewer,
+        thread_id: &str,
+        approval_id: Option<&str>,
+        request: &ResumeRequest,
+    ) -> Result<Resolution, ApprovalError> {
+        let resolution = self.resume_unlogged(reviewer, thread_id, approval_id, request)?;
+        if let Some(log) = self.warden().decision_log() {
+            log.record_resolution(&resolution, None);
+            log.sync_now();
+        }
+        Ok(resolution)
+    }
+
+    fn resume_unlogged(
         &self,
         reviewer: &Reviewer,
         thread_id: &str,

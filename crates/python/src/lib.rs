@@ -749,10 +749,14 @@ impl Core {
             .and_then(|log| log.path().map(Path::to_path_buf))
     }
 
-    /// Writes out and syncs every decision logged so far.
+    /// Writes out and syncs every decision logged so far (a call's line
+    /// waits for its shadow judgment: those are settled first).
     fn flush_decision_log(&self, py: Python<'_>) {
         if let Some(log) = self.warden.decision_log() {
-            gil::detach(py, || log.flush());
+            gil::detach(py, || {
+                self.warden.settle_shadows();
+                log.flush();
+            });
         }
     }
 }

@@ -8,7 +8,7 @@ use warden_types::{Caller, Evaluation, ToolCall};
 
 use crate::config::Config;
 use crate::error::Error;
-use crate::registry::Snapshot;
+use crate::shadow::ShadowOutcome;
 use crate::signing::read_signing_key;
 
 /// The key that signs a chained log's checkpoints: the decision-signing key
@@ -39,27 +39,38 @@ pub(crate) fn open(config: &Config) -> Result<DecisionLog, Error> {
     )
 }
 
-/// Writes the line of one call judged under `snapshot`; with `fsync:
-/// always`, returns once it is on the disk.
-pub(crate) fn record(
-    log: &DecisionLog,
-    snapshot: &Snapshot,
-    generation: Option<&warden_log::Generation>,
-    call: &ToolCall,
-    evaluation: &Evaluation,
-    caller: Caller,
-) {
-    let id = DecisionLog::decision_id(evaluation);
-    let trust = CallerTrust {
-        caller,
-        passport: snapshot.guardrails.passport.as_deref(),
-    };
-    let facts = LineFacts {
-        caller: Some(caller),
-        trust: Some(trust),
-        generation,
-        ..LineFacts::default()
-    };
-    log.record_with(&id, call, evaluation, facts);
-    log.sync_now();
+/// What a call's line needs besides its evaluation, owned so that the line
+/// can wait for the call's shadow judgment.
+pub(crate) struct Line {
+    /// `guardrails.passport` of the set that judged the call.
+    pub passport: Option<String>,
+    pub generation: Option<warden_log::Generation>,
+    pub call: ToolCall,
+    pub caller: Caller,
+}
+
+impl Line {
+    /// Writes the line, with the call's shadow outcome where it had one;
+    /// with `fsync: always`, returns once it is on the disk.
+    pub fn write(
+        &self,
+        log: &DecisionLog,
+        evaluation: &Evaluation,
+        shadow: Option<&ShadowOutcome>,
+    ) {
+        let id = DecisionLog::decision_id(evaluation);
+        let trust = CallerTrust {
+            caller: self.caller,
+            passport: self.passport.as_deref(),
+        };
+        let facts = LineFacts {
+            caller: Some(self.caller),
+            trust: Some(trust),
+            generation: self.generation.as_ref(),
+            shadow: shadow.map(ShadowOutcome::logged),
+            ..LineFacts::default()
+        };
+        log.record_with(&id, &self.call, evaluation, facts);
+        log.sync_now();
+    }
 }

@@ -56,7 +56,7 @@ pub struct Warden {
     /// serves: a decision's log line names its own generation's.
     generations: ArcSwap<Generations>,
     /// The decision log the library writes, once the embedder asks for it.
-    log: OnceLock<DecisionLog>,
+    log: OnceLock<Arc<DecisionLog>>,
 }
 
 /// What one live provider said on a call, kept so that the call's shadow
@@ -167,46 +167,77 @@ impl Warden {
     ) -> Result<(Evaluation, Option<Shadow>), RequestError> {
         let snapshot = self.registry.current();
         let (evaluation, opinions) = judge(&snapshot, call, caller, Alone::Yes, Chain::Live)?;
+        // Taken before the snapshot goes to the shadow thread.
+        let passport = self
+            .log
+            .get()
+            .and_then(|_| snapshot.guardrails.passport.clone());
+        let shadow = self.shadow_of(snapshot, call, caller, &evaluation, opinions);
         if let Some(log) = self.log.get() {
-            let known = self.generations.load();
-            let generation = known.get(evaluation.generation);
-            crate::decision_log::record(log, &snapshot, generation, call, &evaluation, caller);
+            let generation = self.generation(evaluation.generation);
+            let line = crate::decision_log::Line {
+                passport,
+                generation,
+                call: call.clone(),
+                caller,
+            };
+            match &shadow {
+                // The line waits for the shadow's outcome and records both.
+                Some(shadow) => {
+                    let (log, evaluation) = (log.clone(), evaluation.clone());
+                    shadow.observe(move |outcome| line.write(&log, &evaluation, Some(outcome)));
+                }
+                None => line.write(log, &evaluation, None),
+            }
         }
+        Ok((evaluation, shadow))
+    }
+
+    /// The call's shadow judgment, queued, when it has one.
+    fn shadow_of(
+        &self,
+        snapshot: Arc<Snapshot>,
+        call: &ToolCall,
+        caller: Caller,
+        evaluation: &Evaluation,
+        opinions: Vec<ProviderOpinion>,
+    ) -> Option<Shadow> {
         // A call refused at intake reached no provider: nothing to compare.
         if evaluation.decided_by.as_deref() == Some(INTAKE_STAGE) {
-            return Ok((evaluation, None));
+            return None;
         }
         // The job is made only when the queue has room for it: the call is
         // copied for the shadow thread, the live answer only summed up.
         let queue = || self.shadows.get_or_init(ShadowQueue::start);
-        let shadow = if let Some(set) = snapshot.shadowing.current() {
+        if let Some(set) = snapshot.shadowing.current() {
             // A shadow configuration: the whole candidate judges the call.
             if !set.sampled() {
-                return Ok((evaluation, None));
+                return None;
             }
-            queue().submit(|| {
-                let (call, live) = (call.clone(), Live::of(&evaluation));
+            Some(queue().submit(|| {
+                let (call, live) = (call.clone(), Live::of(evaluation));
                 Box::new(move || {
                     let (shadow, _) =
                         judge(&set.snapshot, &call, caller, Alone::Yes, Chain::Live).ok()?;
                     Some(crate::shadow::judgment(&live, shadow))
                 })
-            })
+            }))
         } else if !snapshot.providers.shadows().is_empty() && snapshot.guardrails.enabled {
-            queue().submit(|| {
-                let (call, live) = (call.clone(), Live::of(&evaluation));
+            Some(queue().submit(|| {
+                let (call, live) = (call.clone(), Live::of(evaluation));
                 Box::new(move || judge_shadow(&snapshot, &call, caller, &live, &opinions))
-            })
+            }))
         } else {
-            return Ok((evaluation, None));
-        };
-        Ok((evaluation, Some(shadow)))
+            None
+        }
     }
 
     /// Writes every call judged through [`Warden::evaluate`] (the approval
-    /// gate's `evaluate` and the Python module's go through it; the gate's
-    /// model responses and resumes do not, yet) to the decision log that `config`'s `decision_log:` section describes, in its
-    /// data directory: the daemon's writer and lines (hash chain, signed
+    /// gate's `evaluate` and the Python module's go through it), with its
+    /// shadow judgment where it has one (the line then waits for it, as the
+    /// daemon's does), and the calls of the approval gate's model responses
+    /// and resumes, to the decision log that `config`'s `decision_log:`
+    /// section describes, in its data directory: the daemon's writer and lines (hash chain, signed
     /// checkpoints, rotation), which `warden log verify` checks. Each line
     /// names its caller's attribution, the generation's configuration digest
     /// and the node (the host name; [`DecisionLog::set_node_name`] through
@@ -229,7 +260,7 @@ impl Warden {
     /// ```
     pub fn log_decisions(&self, config: &Config) -> Result<(), Error> {
         let log = crate::decision_log::open(config)?;
-        self.log.set(log).map_err(|_| Error::Policy {
+        self.log.set(Arc::new(log)).map_err(|_| Error::Policy {
             message: "this Warden already writes a decision log".into(),
         })
     }
@@ -237,7 +268,7 @@ impl Warden {
     /// The decision log this Warden writes, once [`Warden::log_decisions`]
     /// opened it.
     pub fn decision_log(&self) -> Option<&DecisionLog> {
-        self.log.get()
+        self.log.get().map(Arc::as_ref)
     }
 
     /// Waits until every shadow judgment queued so far is judged or shed and

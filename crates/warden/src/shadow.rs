@@ -35,6 +35,21 @@ pub enum ShadowOutcome {
     Shed,
 }
 
+impl ShadowOutcome {
+    /// What a decision log line records of it.
+    pub fn logged(&self) -> warden_log::LoggedShadow {
+        match self {
+            ShadowOutcome::Judged(j) => warden_log::LoggedShadow::judged(
+                j.verdict,
+                j.differs,
+                j.decided_by.as_deref(),
+                &j.reasons,
+            ),
+            ShadowOutcome::Shed => warden_log::LoggedShadow::shed(),
+        }
+    }
+}
+
 /// The answer the call would have had with its shadow providers live.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ShadowJudgment {
@@ -91,41 +106,76 @@ enum Slot {
     Done,
 }
 
+/// What the library itself does with an outcome (its own decision log's
+/// line), besides what the handle's holder says with [`Shadow::then`].
+type Observer = Box<dyn FnOnce(&ShadowOutcome) + Send>;
+
+/// A job's slot and the library's observer of its outcome.
+struct Pending {
+    slot: Slot,
+    observer: Option<Observer>,
+}
+
 /// The pending shadow judgment of one call.
 pub struct Shadow {
-    slot: Arc<Mutex<Slot>>,
+    pending: Arc<Mutex<Pending>>,
 }
 
 impl Shadow {
-    fn settled(outcome: ShadowOutcome) -> Shadow {
+    fn new(slot: Slot) -> Shadow {
         Shadow {
-            slot: Arc::new(Mutex::new(Slot::Ready(outcome))),
+            pending: Arc::new(Mutex::new(Pending {
+                slot,
+                observer: None,
+            })),
         }
+    }
+
+    fn settled(outcome: ShadowOutcome) -> Shadow {
+        Shadow::new(Slot::Ready(outcome))
     }
 
     /// Runs `done` with the outcome once it is known: at once when it is
     /// already, else on the shadow thread when the judgment ends (or is shed).
     pub fn then(self, done: impl FnOnce(ShadowOutcome) + Send + 'static) {
-        let mut slot = self.slot.lock().unwrap_or_else(|e| e.into_inner());
-        match std::mem::replace(&mut *slot, Slot::Done) {
+        let mut pending = lock(&self.pending);
+        match std::mem::replace(&mut pending.slot, Slot::Done) {
             Slot::Ready(outcome) => {
-                drop(slot);
+                drop(pending);
                 done(outcome);
             }
-            _ => *slot = Slot::Then(Box::new(done)),
+            _ => pending.slot = Slot::Then(Box::new(done)),
+        }
+    }
+
+    /// Has the library see the outcome too (before the holder's `then`): at
+    /// once when it is known already.
+    pub(crate) fn observe(&self, observer: impl FnOnce(&ShadowOutcome) + Send + 'static) {
+        let mut pending = lock(&self.pending);
+        if let Slot::Ready(outcome) = &pending.slot {
+            let outcome = outcome.clone();
+            drop(pending);
+            observer(&outcome);
+        } else {
+            pending.observer = Some(Box::new(observer));
         }
     }
 }
 
-fn settle(slot: &Mutex<Slot>, outcome: ShadowOutcome) {
-    let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
-    match std::mem::replace(&mut *slot, Slot::Done) {
+fn settle(pending: &Mutex<Pending>, outcome: ShadowOutcome) {
+    let mut pending = lock(pending);
+    // The library's own (a log line's append): run under the lock, so that
+    // the outcome is not copied for it.
+    if let Some(observer) = pending.observer.take() {
+        observer(&outcome);
+    }
+    match std::mem::replace(&mut pending.slot, Slot::Done) {
         Slot::Then(done) => {
-            drop(slot);
+            drop(pending);
             done(outcome);
         }
         // Nobody is waiting yet (or ever: the handle was dropped).
-        _ => *slot = Slot::Ready(outcome),
+        _ => pending.slot = Slot::Ready(outcome),
     }
 }
 
@@ -137,7 +187,7 @@ pub(crate) type Judge = Box<dyn FnOnce() -> Option<ShadowJudgment> + Send>;
 struct Job {
     judge: Judge,
     queued: Instant,
-    slot: Arc<Mutex<Slot>>,
+    pending: Arc<Mutex<Pending>>,
 }
 
 /// What the live side and the shadow thread share.
@@ -202,11 +252,11 @@ impl ShadowQueue {
             stats.shed.fetch_add(1, Ordering::Relaxed);
             return Shadow::settled(ShadowOutcome::Shed);
         }
-        let slot = Arc::new(Mutex::new(Slot::Waiting));
+        let shadow = Shadow::new(Slot::Waiting);
         let job = Job {
             judge: judge(),
             queued: Instant::now(),
-            slot: slot.clone(),
+            pending: shadow.pending.clone(),
         };
         lock(&self.shared.jobs).push_back(job);
         // Paired with the thread's store before it looks at the queue a last
@@ -217,7 +267,7 @@ impl ShadowQueue {
         {
             thread.unpark();
         }
-        Shadow { slot }
+        shadow
     }
 
     /// Waits until every queued judgment is settled (its outcome handed on),
@@ -295,7 +345,7 @@ fn work(shared: &Shared) {
 fn run(job: Job, stats: &Stats) {
     if job.queued.elapsed() > MAX_QUEUE_WAIT {
         stats.shed.fetch_add(1, Ordering::Relaxed);
-        settle(&job.slot, ShadowOutcome::Shed);
+        settle(&job.pending, ShadowOutcome::Shed);
         stats.pending.fetch_sub(1, Ordering::AcqRel);
         return;
     }
@@ -313,7 +363,7 @@ fn run(job: Job, stats: &Stats) {
             ShadowOutcome::Shed
         }
     };
-    settle(&job.slot, outcome);
+    settle(&job.pending, outcome);
     stats.pending.fetch_sub(1, Ordering::AcqRel);
 }
 

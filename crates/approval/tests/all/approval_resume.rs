@@ -912,3 +912,45 @@ fn the_journal_is_append_only_in_the_database() {
     assert_eq!(g.gate.journal(&JournalFilter::default()).unwrap().len(), 1);
 }
 }
+
+#[test]
+fn the_librarys_own_decision_log_gets_the_gates_calls_and_the_humans_answer() {
+    let g = gate(BASH_NEEDS_APPROVAL);
+    let data = tempfile::tempdir().unwrap();
+    let mut config = super::common::config(BASH_NEEDS_APPROVAL);
+    config.set_data_dir(data.path());
+    let warden = warden::Warden::new(&config).unwrap();
+    warden.log_decisions(&config).unwrap();
+    let logged = TestGate {
+        gate: warden_approval::ApprovalGate::new(Arc::new(warden), g.open_store()),
+        ..g
+    };
+    let o = paused(&logged);
+    logged.resume("t1", &o, &approve_all(&o)).unwrap();
+    let log = logged.gate.warden().decision_log().unwrap();
+    log.flush();
+    let text = std::fs::read_to_string(log.path().unwrap()).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|l: &Value| l.get("source").is_some())
+        .collect();
+    let of = |source: &str| {
+        lines
+            .iter()
+            .filter(|l| l["source"] == source)
+            .collect::<Vec<_>>()
+    };
+    let names = |lines: &[&Value]| {
+        lines
+            .iter()
+            .map(|l| l["tool_name"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(names(&of("tool-calls")), ["bash", "bash", "read_file"], "{text}");
+    let answered: Vec<_> = of("resume")
+        .into_iter()
+        .filter(|l| l["reviewer"] == "alice")
+        .collect();
+    assert_eq!(names(&answered), ["bash", "bash"], "{text}");
+}

@@ -10,10 +10,10 @@ use axum::http::request::Parts;
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
-use warden::{Evaluation, Shadow, ShadowOutcome};
+use warden::{Evaluation, Shadow};
 use warden_approval::validate::check_id;
 use warden_approval::{ApprovalError, GateOutcome, ModelResponse, RunRef};
-use warden_log::{DecisionLog, LoggedShadow};
+use warden_log::DecisionLog;
 use warden_types::Caller;
 use warden_types::approval::{McpAskAnswer, McpAttestation};
 use warden_types::call_listing::list_calls;
@@ -114,16 +114,7 @@ async fn decided(
             );
             shadow.then(move |outcome| {
                 let (daemon, who, call, evaluation, id) = held;
-                let logged = match &outcome {
-                    ShadowOutcome::Judged(j) => LoggedShadow::judged(
-                        j.verdict,
-                        j.differs,
-                        j.decided_by.as_deref(),
-                        &j.reasons,
-                    ),
-                    ShadowOutcome::Shed => LoggedShadow::shed(),
-                };
-                daemon.log_decision(&id, &call, &evaluation, &who, Some(logged));
+                daemon.log_decision(&id, &call, &evaluation, &who, Some(outcome.logged()));
             });
             id
         }

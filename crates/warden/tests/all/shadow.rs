@@ -159,3 +159,35 @@ fn a_shadow_that_refuses_its_configuration_refuses_the_set_at_reload() {
     assert!(warden.reload(&broken, "x").is_err());
     assert_eq!(eval(&warden, "bash", cmd("ls")).verdict, Verdict::Allow);
 }
+
+#[test]
+fn the_librarys_own_decision_log_records_the_shadows_verdict_on_the_calls_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(
+        "guardrails:\n  providers:\n    - name: live\n      wasm: hostile.wasm\n    - name: candidate\n      wasm: hostile.wasm\n      mode: shadow\n      config: {verdict: deny, code: candidate.no}\n",
+    );
+    config.set_data_dir(dir.path());
+    let warden = Warden::new(&config).unwrap();
+    warden.log_decisions(&config).unwrap();
+    let (_, outcomes) = judge(&warden, 3);
+    assert_eq!(outcomes.len(), 3, "the holder's own `then` still runs");
+    let log = warden.decision_log().unwrap();
+    log.flush();
+    let text = std::fs::read_to_string(log.path().unwrap()).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|l: &Value| l.get("verdict").is_some())
+        .collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    for line in &lines {
+        assert_eq!(line["verdict"], "allow", "{line}");
+        assert_eq!(line["shadow"]["outcome"], "judged", "{line}");
+        assert_eq!(line["shadow"]["verdict"], "deny", "{line}");
+        assert_eq!(line["shadow"]["differs"], true, "{line}");
+        assert_eq!(
+            line["shadow"]["reasons"][0]["code"], "candidate.no",
+            "{line}"
+        );
+    }
+}
