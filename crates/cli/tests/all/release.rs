@@ -249,12 +249,19 @@ fn a_provider_is_made_built_tested_and_inspected_from_the_release_archive_alone(
     let config = format!(
         "guardrails:\n  providers:\n    - name: net-guard\n      wasm: {}\n      sha256: \"{digest}\"\n      config:\n{}",
         serde_json::to_string(&component).unwrap(),
-        indented(&std::fs::read_to_string(project.join("config.yaml")).unwrap(), 8),
+        indented(
+            &std::fs::read_to_string(project.join("config.yaml")).unwrap(),
+            8
+        ),
     );
     std::fs::write(project.join("warden.yaml"), config).unwrap();
     let out = release.warden(
         &project,
-        &["check".as_ref(), "--config".as_ref(), "warden.yaml".as_ref()],
+        &[
+            "check".as_ref(),
+            "--config".as_ref(),
+            "warden.yaml".as_ref(),
+        ],
     );
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
