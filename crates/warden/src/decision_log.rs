@@ -39,38 +39,27 @@ pub(crate) fn open(config: &Config) -> Result<DecisionLog, Error> {
     )
 }
 
-/// What a call's line needs besides its evaluation, owned so that the line
-/// can wait for the call's shadow judgment.
-pub(crate) struct Line {
-    /// `guardrails.passport` of the set that judged the call.
-    pub passport: Option<String>,
-    pub generation: Option<warden_log::Generation>,
-    pub call: ToolCall,
-    pub caller: Caller,
-}
-
-impl Line {
-    /// Writes the line, with the call's shadow outcome where it had one;
-    /// with `fsync: always`, returns once it is on the disk.
-    pub fn write(
-        &self,
-        log: &DecisionLog,
-        evaluation: &Evaluation,
-        shadow: Option<&ShadowOutcome>,
-    ) {
-        let id = DecisionLog::decision_id(evaluation);
-        let trust = CallerTrust {
-            caller: self.caller,
-            passport: self.passport.as_deref(),
-        };
-        let facts = LineFacts {
-            caller: Some(self.caller),
-            trust: Some(trust),
-            generation: self.generation.as_ref(),
-            shadow: shadow.map(ShadowOutcome::logged),
-            ..LineFacts::default()
-        };
-        log.record_with(&id, &self.call, evaluation, facts);
-        log.sync_now();
-    }
+/// Writes the line of one call, with its shadow judgment's outcome where it
+/// had one; with `fsync: always`, returns once it is on the disk.
+/// `passport` is `guardrails.passport` of the set that judged the call.
+pub(crate) fn record(
+    log: &DecisionLog,
+    passport: Option<&str>,
+    generation: Option<&warden_log::Generation>,
+    call: &ToolCall,
+    evaluation: &Evaluation,
+    caller: Caller,
+    shadow: Option<&ShadowOutcome>,
+) {
+    let id = DecisionLog::decision_id(evaluation);
+    let trust = CallerTrust { caller, passport };
+    let facts = LineFacts {
+        caller: Some(caller),
+        trust: Some(trust),
+        generation,
+        shadow: shadow.map(ShadowOutcome::logged),
+        ..LineFacts::default()
+    };
+    log.record_with(&id, call, evaluation, facts);
+    log.sync_now();
 }

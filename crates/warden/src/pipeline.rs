@@ -174,20 +174,33 @@ impl Warden {
             .and_then(|_| snapshot.guardrails.passport.clone());
         let shadow = self.shadow_of(snapshot, call, caller, &evaluation, opinions);
         if let Some(log) = self.log.get() {
-            let generation = self.generation(evaluation.generation);
-            let line = crate::decision_log::Line {
-                passport,
-                generation,
-                call: call.clone(),
-                caller,
-            };
+            use crate::decision_log::record;
             match &shadow {
-                // The line waits for the shadow's outcome and records both.
-                Some(shadow) => {
-                    let (log, evaluation) = (log.clone(), evaluation.clone());
-                    shadow.observe(move |outcome| line.write(&log, &evaluation, Some(outcome)));
+                None => {
+                    let known = self.generations.load();
+                    let generation = known.get(evaluation.generation);
+                    let passport = passport.as_deref();
+                    record(log, passport, generation, call, &evaluation, caller, None);
                 }
-                None => line.write(log, &evaluation, None),
+                // The line waits for the shadow's outcome and records both:
+                // what it names is copied for it.
+                Some(shadow) => {
+                    let generation = self.generation(evaluation.generation);
+                    let (log, call, evaluation) = (log.clone(), call.clone(), evaluation.clone());
+                    shadow.observe(move |outcome| {
+                        let (passport, generation) = (passport.as_deref(), generation.as_ref());
+                        let shadow = Some(outcome);
+                        record(
+                            &log,
+                            passport,
+                            generation,
+                            &call,
+                            &evaluation,
+                            caller,
+                            shadow,
+                        );
+                    });
+                }
             }
         }
         Ok((evaluation, shadow))
