@@ -27,6 +27,30 @@ pub(crate) fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// Writes `warden.yaml` into a scaffolded provider's `project`: the provider
+/// `name`, its component at `wasm` (relative to the project, or absolute)
+/// pinned by its sha256, configured with the scaffold's own `config.yaml`.
+/// Returns the digest.
+pub(crate) fn write_pinned_config(project: &Path, name: &str, wasm: &Path) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = hex::encode(Sha256::digest(std::fs::read(project.join(wasm)).unwrap()));
+    let config: String = std::fs::read_to_string(project.join("config.yaml"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| format!("        {l}\n"))
+        .collect();
+    let wasm = serde_json::to_string(wasm).unwrap();
+    std::fs::write(
+        project.join("warden.yaml"),
+        format!(
+            "guardrails:\n  providers:\n    - name: {name}\n      wasm: {wasm}\n      sha256: \"{digest}\"\n      config:\n{config}"
+        ),
+    )
+    .unwrap();
+    digest
+}
+
 fn path(p: &Path) -> &str {
     p.to_str().unwrap()
 }

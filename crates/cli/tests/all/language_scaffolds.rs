@@ -10,7 +10,6 @@ use std::process::{Command, Output};
 
 use crate::common::*;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 /// Where `scripts/build-language-providers` installs the toolchains
 /// (`WARDEN_LANGUAGE_TOOLCHAINS` overrides it).
@@ -111,20 +110,7 @@ fn passes_its_vectors_and_loads_pinned(project: &Path, name: &str, wasm: &str) {
         "{report}"
     );
 
-    let digest = hex::encode(Sha256::digest(std::fs::read(project.join(wasm)).unwrap()));
-    let config = std::fs::read_to_string(project.join("config.yaml")).unwrap();
-    let config: String = config
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .map(|l| format!("        {l}\n"))
-        .collect();
-    std::fs::write(
-        project.join("warden.yaml"),
-        format!(
-            "guardrails:\n  providers:\n    - name: {name}\n      wasm: {wasm}\n      sha256: \"{digest}\"\n      config:\n{config}"
-        ),
-    )
-    .unwrap();
+    let digest = crate::authoring::write_pinned_config(project, name, Path::new(wasm));
     let out = warden_in(project, &["check", "--config", "warden.yaml"]);
     succeeds(&out, "warden check");
     assert!(text(&out.stdout).contains(&digest), "{}", text(&out.stdout));

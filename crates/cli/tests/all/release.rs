@@ -245,16 +245,7 @@ fn a_provider_is_made_built_tested_and_inspected_from_the_release_archive_alone(
     );
 
     // Loaded pinned, as an operator's configuration names it.
-    let digest = sha256_hex(&std::fs::read(&component).unwrap());
-    let config = format!(
-        "guardrails:\n  providers:\n    - name: net-guard\n      wasm: {}\n      sha256: \"{digest}\"\n      config:\n{}",
-        serde_json::to_string(&component).unwrap(),
-        indented(
-            &std::fs::read_to_string(project.join("config.yaml")).unwrap(),
-            8
-        ),
-    );
-    std::fs::write(project.join("warden.yaml"), config).unwrap();
+    let digest = crate::authoring::write_pinned_config(&project, "net-guard", &component);
     let out = release.warden(
         &project,
         &[
@@ -266,11 +257,4 @@ fn a_provider_is_made_built_tested_and_inspected_from_the_release_archive_alone(
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
     assert!(text.contains(&digest), "{text}");
-}
-
-/// `text` with every line indented by `by` spaces, for nesting YAML.
-fn indented(text: &str, by: usize) -> String {
-    text.lines()
-        .map(|line| format!("{:by$}{line}\n", ""))
-        .collect()
 }
