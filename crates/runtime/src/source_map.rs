@@ -9,6 +9,7 @@
 //! absent: never an error.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use saphyr_parser::{Event, Parser};
 use warden_types::cause::SourcePosition;
@@ -16,7 +17,10 @@ use warden_types::cause::SourcePosition;
 /// The line of every value of one document, by JSON pointer, with the file.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SourceMap {
-    lines: HashMap<String, (u32, u32)>,
+    /// Shared: a provider keeps its configuration's map, and a policy of
+    /// thousands of rules has a map of as many entries, copied only where
+    /// it changes (`graft`).
+    lines: Arc<HashMap<String, (u32, u32)>>,
     files: Vec<String>,
 }
 
@@ -34,9 +38,8 @@ impl SourceMap {
         if walk(text, &mut lines).is_err() {
             lines.clear();
         }
-        let lines = lines.into_iter().map(|(k, line)| (k, (0, line))).collect();
         SourceMap {
-            lines,
+            lines: Arc::new(lines),
             files: vec![file.to_string()],
         }
     }
@@ -75,7 +78,7 @@ impl SourceMap {
             })
             .collect();
         SourceMap {
-            lines,
+            lines: Arc::new(lines),
             files: self.files.clone(),
         }
     }
@@ -86,12 +89,12 @@ impl SourceMap {
         let offset = self.files.len() as u32;
         self.files.extend(other.files);
         let prefix = format!("/{}", escape(key));
-        self.lines.retain(|pointer, _| {
+        let lines = Arc::make_mut(&mut self.lines);
+        lines.retain(|pointer, _| {
             !(pointer == &prefix || pointer.starts_with(&format!("{prefix}/")))
         });
-        for (pointer, (file, line)) in other.lines {
-            self.lines
-                .insert(format!("{prefix}{pointer}"), (file + offset, line));
+        for (pointer, &(file, line)) in other.lines.iter() {
+            lines.insert(format!("{prefix}{pointer}"), (file + offset, line));
         }
     }
 
@@ -106,14 +109,15 @@ pub fn escape(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
 }
 
-/// Records the line each value of the first document starts on.
-fn walk(text: &str, lines: &mut HashMap<String, u32>) -> Result<(), ()> {
+/// Records the line each value of the first document starts on (in the
+/// first file: the map's own).
+fn walk(text: &str, lines: &mut HashMap<String, (u32, u32)>) -> Result<(), ()> {
     let mut stack: Vec<Frame> = Vec::new();
     // The pointer of each open container; the root's is "".
     let mut pointers: Vec<String> = Vec::new();
     for event in Parser::new_from_str(text) {
         let (event, span) = event.map_err(drop)?;
-        let line = span.start.line() as u32;
+        let line = (0, span.start.line() as u32);
         // Where a value starting here goes: `None` when it is a mapping's key.
         let place = |stack: &mut Vec<Frame>, pointers: &[String]| -> Option<String> {
             let parent = pointers.last().map(String::as_str).unwrap_or("");

@@ -1,6 +1,7 @@
 //! A provider as the operator configures it: the component, its pin, its
 //! configuration, its role and its sandbox limits (`guardrails.providers[]`).
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -147,8 +148,16 @@ impl ProviderSpec {
         &self,
         base_dir: &Path,
     ) -> Result<(Value, SourceMap), ConfigFileError> {
+        self.resolve(base_dir)
+            .map(|(config, sources)| (config.into_owned(), sources))
+    }
+
+    /// As [`ProviderSpec::resolved_config_with_sources`], borrowing the
+    /// configuration where no file is put in (a policy of thousands of
+    /// rules is not copied to be loaded).
+    pub fn resolve(&self, base_dir: &Path) -> Result<(Cow<'_, Value>, SourceMap), ConfigFileError> {
         let mut sources = self.config_sources.clone();
-        let mut config = self.config.clone();
+        let mut config = Cow::Borrowed(&self.config);
         for (key, file) in &self.config_files {
             let path = base_dir.join(file);
             let error = |message: String| ConfigFileError {
@@ -166,7 +175,7 @@ impl ProviderSpec {
             } else {
                 serde_norway::from_str(&text).map_err(|e| error(format!("invalid YAML: {e}")))?
             };
-            if let Value::Object(map) = &mut config {
+            if let Value::Object(map) = config.to_mut() {
                 map.insert(key.clone(), value);
             }
             sources.graft(key, SourceMap::of_yaml(&text, &path.display().to_string()));

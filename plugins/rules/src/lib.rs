@@ -17,7 +17,7 @@ mod policy;
 
 use warden_provider::{Call, ConfigError, Decision, Provider};
 
-use policy::{Policy, PolicySpec};
+use policy::{Given, Policy, PolicySpec, ProviderConfig};
 
 struct Rules {
     policy: Policy,
@@ -25,27 +25,12 @@ struct Rules {
 
 impl Provider for Rules {
     const NAME: &'static str = "rules";
-    /// The policy inline, or `{"policy": "<YAML or JSON text>"}`: read as a
-    /// value first so that either shape gets errors that name the field.
-    type Config = serde_json::Value;
+    type Config = ProviderConfig;
 
-    fn configure(config: serde_json::Value) -> Result<Self, ConfigError> {
-        let (spec, at) = match config.get("policy") {
-            Some(text) => {
-                let Some(text) = text.as_str() else {
-                    return Err(ConfigError::field(
-                        "policy",
-                        "must be the policy as YAML or JSON text",
-                    ));
-                };
-                if config.as_object().is_some_and(|m| m.len() > 1) {
-                    return Err(ConfigError::new(
-                        "give the policy either inline (rules, default, policy_id) or as text under `policy`, not both",
-                    ));
-                }
-                (parse_document(text)?, "/policy")
-            }
-            None => (inline(config)?, ""),
+    fn configure(config: ProviderConfig) -> Result<Self, ConfigError> {
+        let (spec, at) = match config.given()? {
+            Given::Inline(spec) => (spec, ""),
+            Given::Document(text) => (parse_document(&text)?, "/policy"),
         };
         Ok(Rules {
             policy: Policy::compile(spec)?.placed_at(at),
@@ -57,19 +42,6 @@ impl Provider for Rules {
     }
 }
 
-/// The inline policy, with errors naming the field.
-fn inline(config: serde_json::Value) -> Result<PolicySpec, ConfigError> {
-    serde_path_to_error::deserialize(config).map_err(|err| {
-        let path = err.path().to_string();
-        let message = err.into_inner().to_string();
-        if path == "." {
-            ConfigError::new(message)
-        } else {
-            ConfigError::field(path, message)
-        }
-    })
-}
-
 /// A policy document (YAML, or JSON, which is YAML); the YAML parser's errors
 /// already name the field and the line in the document.
 fn parse_document(text: &str) -> Result<PolicySpec, ConfigError> {
@@ -77,3 +49,58 @@ fn parse_document(text: &str) -> Result<PolicySpec, ConfigError> {
 }
 
 warden_provider::export!(Rules, config_schema = include_str!("../config.schema.json"));
+
+#[cfg(test)]
+mod tests {
+    use warden_provider::configure_json;
+
+    use super::Rules;
+
+    /// The error `configure` gives for `config`, as "field: message".
+    fn refusal(config: &str) -> String {
+        match configure_json::<Rules>(config) {
+            Ok(_) => panic!("{config} was accepted"),
+            Err(err) => format!("{}: {}", err.field_path().unwrap_or("."), err.message()),
+        }
+    }
+
+    #[test]
+    fn a_policy_given_both_inline_and_as_text_is_refused() {
+        let err = refusal(r#"{"policy": "rules: []", "default": "allow"}"#);
+        assert!(err.contains("either inline"), "{err}");
+    }
+
+    #[test]
+    fn a_policy_text_that_is_not_text_is_refused_naming_the_field() {
+        let err = refusal(r#"{"policy": {"rules": []}}"#);
+        assert_eq!(err, "policy: must be the policy as YAML or JSON text");
+    }
+
+    #[test]
+    fn a_null_default_is_refused_not_read_as_absent() {
+        let err = refusal(r#"{"default": null, "rules": []}"#);
+        assert!(err.starts_with("default: "), "{err}");
+    }
+
+    #[test]
+    fn a_rule_field_in_error_is_named_by_its_path() {
+        let config = r#"{"rules": [{"id": "a", "action": "allow"},
+            {"id": "b", "action": "allow", "when": [{"field": "command", "op": "like", "value": "x"}]}]}"#;
+        let err = refusal(config);
+        assert!(err.starts_with("rules[1].when[0].op: "), "{err}");
+    }
+
+    #[test]
+    fn a_policy_given_as_text_decides_like_the_same_policy_inline() {
+        let inline = r#"{"default": "allow", "rules": [{"id": "no-rm", "action": "deny",
+            "when": [{"field": "tool_name", "op": "eq", "value": "rm"}]}]}"#;
+        let text = serde_json::json!({"policy": inline}).to_string();
+        for config in [inline, text.as_str()] {
+            let rules = configure_json::<Rules>(config).expect("the policy loads");
+            let decision = rules
+                .policy
+                .decide(&warden_provider::Call::new("rm", serde_json::json!({})));
+            assert_eq!(decision.verdict, warden_provider::Verdict::Deny, "{config}");
+        }
+    }
+}

@@ -28,6 +28,63 @@ pub struct PolicySpec {
     rules: Vec<RuleSpec>,
 }
 
+/// The provider's configuration: the policy inline (`policy_id`, `default`,
+/// `rules`), or a policy document as text under `policy`, never both. Read
+/// straight from the host's JSON, with no value in between, so that a policy
+/// of thousands of rules is read in one pass; errors name the field.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderConfig {
+    #[serde(default, deserialize_with = "policy_text")]
+    policy: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    policy_id: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    default: Option<Action>,
+    #[serde(default, deserialize_with = "present")]
+    rules: Option<Vec<RuleSpec>>,
+}
+
+/// Where the policy is given.
+pub enum Given {
+    Inline(PolicySpec),
+    /// A YAML or JSON document, as text.
+    Document(String),
+}
+
+impl ProviderConfig {
+    pub fn given(self) -> Result<Given, ConfigError> {
+        let inline = self.policy_id.is_some() || self.default.is_some() || self.rules.is_some();
+        match self.policy {
+            Some(_) if inline => Err(ConfigError::new(
+                "give the policy either inline (rules, default, policy_id) or as text under `policy`, not both",
+            )),
+            Some(text) => Ok(Given::Document(text)),
+            None => Ok(Given::Inline(PolicySpec {
+                policy_id: self.policy_id.unwrap_or_else(default_policy_id),
+                default: self.default.unwrap_or_else(default_action),
+                rules: self.rules.unwrap_or_default(),
+            })),
+        }
+    }
+}
+
+/// A key that is given: its value must be the field's type (`null` is not
+/// "absent").
+fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
+    deserializer: D,
+) -> Result<Option<T>, D::Error> {
+    T::deserialize(deserializer).map(Some)
+}
+
+fn policy_text<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<String>, D::Error> {
+    String::deserialize(deserializer)
+        .map(Some)
+        .map_err(|_| serde::de::Error::custom("must be the policy as YAML or JSON text"))
+}
+
 fn default_policy_id() -> String {
     "rules".into()
 }

@@ -377,12 +377,12 @@ impl Provider {
         sources: &Sources<'_>,
         fail_closed: bool,
     ) -> Result<Provider, LoadError> {
-        let (config, config_sources) = spec
-            .resolved_config_with_sources(sources.base_dir)
-            .map_err(|source| LoadError::ConfigFile {
-                provider: spec.name.clone(),
-                source,
-            })?;
+        let (config, config_sources) =
+            spec.resolve(sources.base_dir)
+                .map_err(|source| LoadError::ConfigFile {
+                    provider: spec.name.clone(),
+                    source,
+                })?;
         let (component, compiled) = load_component(
             &spec.name,
             &spec.wasm,
