@@ -121,6 +121,7 @@ fn without_store_keys<'de, D: serde::Deserializer<'de>>(
     HitlApproval::deserialize(others::SkipOthers {
         inner: deserializer,
         others: STORE_KEYS,
+        keep: None,
     })
 }
 
@@ -288,8 +289,23 @@ impl Config {
     /// to the daemon. `file` names the text in errors and `base_dir`
     /// anchors its relative paths.
     pub fn parse(text: &str, file: &str, base_dir: PathBuf) -> Result<Config, ConfigError> {
-        let mut config = Config::parse_own(text, file, base_dir, FACE_SECTIONS)?;
-        match parse_yaml::<DecisionLogSection>(text, file) {
+        let mut kept = None;
+        let keep = others::Keep {
+            key: "decision_log",
+            value: &mut kept,
+        };
+        let mut config = Config::parse_sections(text, file, base_dir, FACE_SECTIONS, Some(keep))?;
+        // The section as the first pass kept it; where it does not read, the
+        // text is read again for an error that names the key and the line.
+        let kept = match kept {
+            None => Some(warden_log::DecisionLogConfig::default()),
+            Some(value) => warden_log::DecisionLogConfig::deserialize(value).ok(),
+        };
+        let section = match kept {
+            Some(decision_log) => Ok(DecisionLogSection { decision_log }),
+            None => parse_yaml::<DecisionLogSection>(text, file),
+        };
+        match section {
             Ok(section) => config.decision_log = section.decision_log,
             // The library used to read only `decision_log.redact`: a section
             // the daemon would refuse still loads, for one minor version,
@@ -320,10 +336,22 @@ impl Config {
         base_dir: PathBuf,
         others: &[&str],
     ) -> Result<Config, ConfigError> {
+        Config::parse_sections(text, file, base_dir, others, None)
+    }
+
+    /// [`Config::parse_own`], keeping one of `others` as a value.
+    fn parse_sections(
+        text: &str,
+        file: &str,
+        base_dir: PathBuf,
+        others: &[&str],
+        keep: Option<others::Keep<'_>>,
+    ) -> Result<Config, ConfigError> {
         let mut config: Config = parse_yaml_with(text, file, |deserializer| {
             Config::deserialize(others::SkipOthers {
                 inner: deserializer,
                 others,
+                keep,
             })
         })?;
         config.base_dir = base_dir;

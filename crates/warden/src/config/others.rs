@@ -18,6 +18,15 @@ use serde::de::{
 pub(super) struct SkipOthers<'o, D> {
     pub(super) inner: D,
     pub(super) others: &'o [&'o str],
+    /// One of `others` read as a value rather than skipped, so that its
+    /// owner need not parse the whole text again for it.
+    pub(super) keep: Option<Keep<'o>>,
+}
+
+/// A section of `others` to keep, and where to put it.
+pub(super) struct Keep<'o> {
+    pub(super) key: &'o str,
+    pub(super) value: &'o mut Option<serde_norway::Value>,
 }
 
 impl<'de, D: Deserializer<'de>> Deserializer<'de> for SkipOthers<'_, D> {
@@ -33,6 +42,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for SkipOthers<'_, D> {
             visitor,
             own: fields,
             others: self.others,
+            keep: self.keep,
         };
         self.inner.deserialize_struct(name, fields, visitor)
     }
@@ -52,6 +62,7 @@ struct SkipVisitor<'o, V> {
     visitor: V,
     own: &'static [&'static str],
     others: &'o [&'o str],
+    keep: Option<Keep<'o>>,
 }
 
 impl<'de, V: Visitor<'de>> Visitor<'de> for SkipVisitor<'_, V> {
@@ -66,6 +77,7 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for SkipVisitor<'_, V> {
             map,
             own: self.own,
             others: self.others,
+            keep: self.keep,
         })
     }
 }
@@ -74,6 +86,7 @@ struct SkipMap<'o, A> {
     map: A,
     own: &'static [&'static str],
     others: &'o [&'o str],
+    keep: Option<Keep<'o>>,
 }
 
 impl<'de, A: MapAccess<'de>> MapAccess<'de> for SkipMap<'_, A> {
@@ -93,9 +106,14 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for SkipMap<'_, A> {
             match self.map.next_key_seed(key)? {
                 None => return Ok(None),
                 Some(Key::Own(value)) => return Ok(Some(value)),
-                Some(Key::Other) => {
-                    self.map.next_value::<IgnoredAny>()?;
-                }
+                Some(Key::Other(key)) => match &mut self.keep {
+                    Some(keep) if keep.key == key => {
+                        *keep.value = Some(self.map.next_value()?);
+                    }
+                    _ => {
+                        self.map.next_value::<IgnoredAny>()?;
+                    }
+                },
             }
         }
     }
@@ -107,9 +125,9 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for SkipMap<'_, A> {
 
 /// A top-level key: the struct's (deserialized by its own seed) or another
 /// crate's (skipped).
-enum Key<V> {
+enum Key<'o, V> {
     Own(V),
-    Other,
+    Other(&'o str),
 }
 
 /// Reads a top-level key inside the parser's own key, so that an unknown
@@ -120,24 +138,24 @@ struct KeySeed<'s, 'o, K> {
     others: &'o [&'o str],
 }
 
-impl<'de, K: DeserializeSeed<'de>> DeserializeSeed<'de> for KeySeed<'_, '_, K> {
-    type Value = Key<K::Value>;
+impl<'de, 'o, K: DeserializeSeed<'de>> DeserializeSeed<'de> for KeySeed<'_, 'o, K> {
+    type Value = Key<'o, K::Value>;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
         deserializer.deserialize_str(self)
     }
 }
 
-impl<'de, K: DeserializeSeed<'de>> Visitor<'de> for KeySeed<'_, '_, K> {
-    type Value = Key<K::Value>;
+impl<'de, 'o, K: DeserializeSeed<'de>> Visitor<'de> for KeySeed<'_, 'o, K> {
+    type Value = Key<'o, K::Value>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a key")
     }
 
     fn visit_str<E: de::Error>(self, key: &str) -> Result<Self::Value, E> {
-        if self.others.contains(&key) {
-            return Ok(Key::Other);
+        if let Some(other) = self.others.iter().find(|other| **other == key) {
+            return Ok(Key::Other(other));
         }
         if !self.own.contains(&key) {
             // serde's own message, listing every key the file may have.
