@@ -74,8 +74,9 @@ impl Config {
     /// Parses and validates configuration text; `file` names it in errors and
     /// `base_dir` anchors its relative paths.
     pub fn parse(text: &str, file: &str, base_dir: PathBuf) -> Result<Config, ConfigError> {
-        let mut core = warden::Config::parse_own(text, file, base_dir, DAEMON_SECTIONS)?;
-        let sections: DaemonSections = warden::config::parse_yaml(text, file)?;
+        let (mut core, kept) =
+            warden::Config::parse_own_keeping(text, file, base_dir, DAEMON_SECTIONS)?;
+        let sections: DaemonSections = kept.read(text, file)?;
         sections
             .server
             .check()

@@ -5,8 +5,9 @@
 //! The file has sections other crates own: the daemon's `server:` and
 //! `decision_log:` ([`FACE_SECTIONS`]) and the approval store's
 //! `hitl_approval.durability` ([`STORE_KEYS`]). The library's [`Config`] does
-//! not hold them: its parser skips them, unread, and each owner reads its own
-//! from the same text with [`parse_yaml`].
+//! not hold them: its parser skips them, and each owner reads its own, from
+//! the [`Sections`] the library's pass kept ([`Config::parse_own_keeping`])
+//! or from the same text with [`parse_yaml`].
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -289,23 +290,9 @@ impl Config {
     /// to the daemon. `file` names the text in errors and `base_dir`
     /// anchors its relative paths.
     pub fn parse(text: &str, file: &str, base_dir: PathBuf) -> Result<Config, ConfigError> {
-        let mut kept = None;
-        let keep = others::Keep {
-            key: "decision_log",
-            value: &mut kept,
-        };
-        let mut config = Config::parse_sections(text, file, base_dir, FACE_SECTIONS, Some(keep))?;
-        // The section as the first pass kept it; where it does not read, the
-        // text is read again for an error that names the key and the line.
-        let kept = match kept {
-            None => Some(warden_log::DecisionLogConfig::default()),
-            Some(value) => warden_log::DecisionLogConfig::deserialize(value).ok(),
-        };
-        let section = match kept {
-            Some(decision_log) => Ok(DecisionLogSection { decision_log }),
-            None => parse_yaml::<DecisionLogSection>(text, file),
-        };
-        match section {
+        let (mut config, sections) =
+            Config::parse_own_keeping(text, file, base_dir, FACE_SECTIONS)?;
+        match sections.read::<DecisionLogSection>(text, file) {
             Ok(section) => config.decision_log = section.decision_log,
             // The library used to read only `decision_log.redact`: a section
             // the daemon would refuse still loads, for one minor version,
@@ -339,13 +326,26 @@ impl Config {
         Config::parse_sections(text, file, base_dir, others, None)
     }
 
-    /// [`Config::parse_own`], keeping one of `others` as a value.
+    /// As [`Config::parse_own`], keeping the sections in `others` as the same
+    /// pass over the text read them, for their owners to read with
+    /// [`Sections::read`] instead of parsing the whole text again.
+    pub fn parse_own_keeping(
+        text: &str,
+        file: &str,
+        base_dir: PathBuf,
+        others: &[&str],
+    ) -> Result<(Config, Sections), ConfigError> {
+        let mut kept = serde_norway::Mapping::new();
+        let config = Config::parse_sections(text, file, base_dir, others, Some(&mut kept))?;
+        Ok((config, Sections(kept)))
+    }
+
     fn parse_sections(
         text: &str,
         file: &str,
         base_dir: PathBuf,
         others: &[&str],
-        keep: Option<others::Keep<'_>>,
+        keep: Option<&mut serde_norway::Mapping>,
     ) -> Result<Config, ConfigError> {
         let mut config: Config = parse_yaml_with(text, file, |deserializer| {
             Config::deserialize(others::SkipOthers {
@@ -614,6 +614,26 @@ pub fn parse_yaml<T: serde::de::DeserializeOwned>(
     parse_yaml_with(text, file, |deserializer| T::deserialize(deserializer))
 }
 
+/// The top-level sections of a configuration that its library parse kept
+/// for their owners (see [`Config::parse_own_keeping`]).
+#[derive(Clone, Debug, Default)]
+pub struct Sections(serde_norway::Mapping);
+
+impl Sections {
+    /// Reads `T` from the kept sections as from the whole text (`T`'s fields
+    /// name the sections it reads, and it ignores the rest). Where they do
+    /// not read as `T`, the text is read again, so that the error names the
+    /// file, the key's path and the line as [`parse_yaml`]'s do.
+    pub fn read<T: serde::de::DeserializeOwned>(
+        &self,
+        text: &str,
+        file: &str,
+    ) -> Result<T, ConfigError> {
+        T::deserialize(serde_norway::Value::Mapping(self.0.clone()))
+            .or_else(|_| parse_yaml(text, file))
+    }
+}
+
 /// The decision log's section, read whole: the library redacts reasons with
 /// its patterns, and writes the log itself where the embedder asks.
 #[derive(Default, Deserialize)]
@@ -724,6 +744,17 @@ mod tests {
         let digest = config.sha256.unwrap();
         assert_eq!(digest, text_sha256(text));
         assert_eq!(digest.len(), 64);
+    }
+
+    #[test]
+    fn the_sections_kept_for_their_owners_are_read_without_parsing_the_text_again() {
+        let text = "server:\n  listen: 127.0.0.1:1\ndecision_log:\n  checkpoint_every: 7\n";
+        let (_, sections) =
+            Config::parse_own_keeping(text, "test.yaml", PathBuf::from("."), FACE_SECTIONS)
+                .unwrap();
+        // Given other text, only what the first pass kept can say 7.
+        let section: DecisionLogSection = sections.read("{}", "test.yaml").unwrap();
+        assert_eq!(section.decision_log.checkpoint_every, 7);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The top-level sections of the configuration file that other crates own
 //! (the daemon's `server:` and `decision_log:`): the library's parser skips
-//! them, unread, and still refuses every key nobody owns, naming it and its
-//! line as serde's own `deny_unknown_fields` does.
+//! them (or keeps them, as values, for their owners), and still refuses every
+//! key nobody owns, naming it and its line as serde's own
+//! `deny_unknown_fields` does.
 //!
 //! serde's `flatten` cannot do this: it does not work with
 //! `deny_unknown_fields`, and it buffers the sections, so their errors would
@@ -18,15 +19,9 @@ use serde::de::{
 pub(super) struct SkipOthers<'o, D> {
     pub(super) inner: D,
     pub(super) others: &'o [&'o str],
-    /// One of `others` read as a value rather than skipped, so that its
-    /// owner need not parse the whole text again for it.
-    pub(super) keep: Option<Keep<'o>>,
-}
-
-/// A section of `others` to keep, and where to put it.
-pub(super) struct Keep<'o> {
-    pub(super) key: &'o str,
-    pub(super) value: &'o mut Option<serde_norway::Value>,
+    /// Where `others` are kept, read as values rather than skipped, so that
+    /// their owners need not parse the whole text again for them.
+    pub(super) keep: Option<&'o mut serde_norway::Mapping>,
 }
 
 impl<'de, D: Deserializer<'de>> Deserializer<'de> for SkipOthers<'_, D> {
@@ -62,7 +57,7 @@ struct SkipVisitor<'o, V> {
     visitor: V,
     own: &'static [&'static str],
     others: &'o [&'o str],
-    keep: Option<Keep<'o>>,
+    keep: Option<&'o mut serde_norway::Mapping>,
 }
 
 impl<'de, V: Visitor<'de>> Visitor<'de> for SkipVisitor<'_, V> {
@@ -86,7 +81,7 @@ struct SkipMap<'o, A> {
     map: A,
     own: &'static [&'static str],
     others: &'o [&'o str],
-    keep: Option<Keep<'o>>,
+    keep: Option<&'o mut serde_norway::Mapping>,
 }
 
 impl<'de, A: MapAccess<'de>> MapAccess<'de> for SkipMap<'_, A> {
@@ -107,10 +102,11 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for SkipMap<'_, A> {
                 None => return Ok(None),
                 Some(Key::Own(value)) => return Ok(Some(value)),
                 Some(Key::Other(key)) => match &mut self.keep {
-                    Some(keep) if keep.key == key => {
-                        *keep.value = Some(self.map.next_value()?);
+                    Some(kept) => {
+                        let value = self.map.next_value()?;
+                        kept.insert(key.into(), value);
                     }
-                    _ => {
+                    None => {
                         self.map.next_value::<IgnoredAny>()?;
                     }
                 },
