@@ -337,7 +337,7 @@ impl Config {
     ) -> Result<(Config, Sections), ConfigError> {
         let mut kept = serde_norway::Mapping::new();
         let config = Config::parse_sections(text, file, base_dir, others, Some(&mut kept))?;
-        Ok((config, Sections(kept)))
+        Ok((config, Sections(serde_norway::Value::Mapping(kept))))
     }
 
     fn parse_sections(
@@ -616,8 +616,8 @@ pub fn parse_yaml<T: serde::de::DeserializeOwned>(
 
 /// The top-level sections of a configuration that its library parse kept
 /// for their owners (see [`Config::parse_own_keeping`]).
-#[derive(Clone, Debug, Default)]
-pub struct Sections(serde_norway::Mapping);
+#[derive(Clone, Debug)]
+pub struct Sections(serde_norway::Value);
 
 impl Sections {
     /// Reads `T` from the kept sections as from the whole text (`T`'s fields
@@ -629,8 +629,7 @@ impl Sections {
         text: &str,
         file: &str,
     ) -> Result<T, ConfigError> {
-        T::deserialize(serde_norway::Value::Mapping(self.0.clone()))
-            .or_else(|_| parse_yaml(text, file))
+        T::deserialize(&self.0).or_else(|_| parse_yaml(text, file))
     }
 }
 

@@ -67,8 +67,8 @@ impl_world!(
 impl Classifier {
     /// Loads a classifier.
     pub fn load(spec: &ProviderSpec, sources: &Sources<'_>) -> Result<Classifier, LoadError> {
-        let config =
-            spec.resolved_config(sources.base_dir)
+        let (config, _) =
+            spec.resolve(sources.base_dir)
                 .map_err(|source| LoadError::ConfigFile {
                     provider: spec.name.clone(),
                     source,
