@@ -3,7 +3,8 @@ one run with the same client (the Python `mcp` SDK's Streamable HTTP client,
 legacy revision) and the same server (tests/mcp/http_server.py): the server
 directly, behind `warden mcp http --config`, behind `warden mcp http --daemon`,
 and the daemon's own `POST /v1/evaluate` round trip (one kept-alive
-connection). The stdio proxy's figures come from bench_stdio.py.
+connection), timed in the same turns as the calls. The stdio proxy's figures
+come from bench_stdio.py.
 
     target/mcp-venv/bin/python tests/mcp/bench_http.py [CALLS]
 
@@ -20,7 +21,7 @@ import tempfile
 from contextlib import AsyncExitStack
 from pathlib import Path
 
-from bench_stdio import POLICY, TOKEN, WARDEN, evaluate_round_trips, report, timed_calls
+from bench_stdio import POLICY, TOKEN, WARDEN, report, timed_calls
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -37,7 +38,7 @@ def started(command: list[str], prefix: str, env: dict[str, str]) -> tuple[subpr
     return process, line[len(prefix):]
 
 
-async def interleaved(targets: dict[str, tuple[str, str]], n: int) -> dict[str, list[float]]:
+async def interleaved(targets: dict[str, tuple[str, str]], n: int, evaluate: str) -> dict[str, list[float]]:
     """One session per path (URL, token), open together; call i goes through
     every path in turn, so that the machine's drift touches every path alike."""
     async with AsyncExitStack() as stack:
@@ -47,7 +48,7 @@ async def interleaved(targets: dict[str, tuple[str, str]], n: int) -> dict[str, 
                 create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}))
             clients[name] = await stack.enter_async_context(
                 Client(streamable_http_client(url, http_client=http), mode="legacy"))
-        return await timed_calls(clients, n)
+        return await timed_calls(clients, n, evaluate)
 
 
 def main() -> None:
@@ -79,8 +80,7 @@ def main() -> None:
                 "direct": (upstream, UPSTREAM_TOKEN),
                 "--config": (in_process_url, TOKEN),
                 "--daemon": (through_daemon_url, TOKEN),
-            }, n))
-            rows["evaluate"] = evaluate_round_trips(url, n)
+            }, n, url))
         finally:
             for process in processes:
                 process.terminate()

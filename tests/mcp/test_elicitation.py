@@ -203,6 +203,34 @@ def test_a_2026_07_28_client_is_asked_by_input_required_result_and_its_approving
     assert all(a["consumed_at"] for a in page["approvals"])
 
 
+def test_a_2026_07_28_client_that_opens_urls_is_sent_to_the_consoles_page_and_its_retry_runs_once_approved(
+    warden_bin, start_daemon, py_server
+):
+    daemon = start_daemon(DENIED)
+    thread = thread_of("mcp__py__note", {"text": "ship it"})
+
+    class OpensThePage(Client):
+        """Its user opens the page and approves there (here through the API)
+        before the client answers; the SDK then retries with Warden's state."""
+
+        async def __call__(self, context: Any, params: Any) -> types.ElicitResult:
+            self.asked.append(params)
+            daemon.approve(thread, params.elicitation_id)
+            return types.ElicitResult(action="accept")
+
+    client = OpensThePage(types.ElicitResult(action="accept"))
+    command = behind_warden(warden_bin, through(daemon), "py", py_server)
+    first, second = run(command, "2026-07-28", note_twice(client), env=daemon_env(), elicitation_callback=client)
+
+    assert not first.is_error and first.content[0].text == "noted 1: ship it", first
+    assert not second.is_error and second.content[0].text == "noted 2: ship it", second
+    assert [q.mode for q in client.asked] == ["url", "url"]
+    approvals = daemon.api("GET", f"/v1/threads/{thread}/approvals?all=true")["approvals"]
+    assert [q.url for q in client.asked] == [f"{daemon.url}/console/approvals/{a['approval_id']}" for a in approvals]
+    assert all("answered_by" not in a["resolution"] for a in approvals), "a human's answers"
+    assert all(a["consumed_at"] for a in approvals)
+
+
 def test_a_2026_07_28_client_declining_is_denied(warden_bin, start_daemon, py_server):
     daemon = start_daemon(ALLOWED)
     client = Client(types.ElicitResult(action="decline"))

@@ -21,8 +21,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from conftest import DAEMON_TOKEN
-from test_stdio import decision
+from conftest import DAEMON_POLICY, DAEMON_TOKEN
+from test_stdio import decision, relisting_after_a_hot_swap
 
 HERE = Path(__file__).resolve().parent
 REVISIONS = ["legacy", "2026-07-28"]
@@ -110,13 +110,14 @@ def proxy(warden_bin: str, upstream: Upstream, tmp_path: Path):
     running.stop()
 
 
-def run(url: str, mode: str, steps, token: str = CLIENT_TOKEN) -> Any:
-    """The SDK's Streamable HTTP client at `url`, presenting `token`, runs `steps(client)`."""
+def run(url: str, mode: str, steps, token: str = CLIENT_TOKEN, **options: Any) -> Any:
+    """The SDK's Streamable HTTP client at `url`, presenting `token` (with
+    `options`, such as its `message_handler`), runs `steps(client)`."""
 
     async def session() -> Any:
         http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
         async with http, Client(streamable_http_client(url, http_client=http), mode=mode,
-                                read_timeout_seconds=30) as client:
+                                read_timeout_seconds=30, **options) as client:
             return await steps(client)
 
     return asyncio.run(session())
@@ -272,4 +273,98 @@ def test_through_the_daemon_a_denial_is_logged_and_an_allowed_call_runs(warden_b
     denial = decision(denied)
     assert denial["code"] == "perm.rule_deny"
     assert daemon.logged(denial["decision_id"])["tool_name"] == "mcp__py__shout"
+    assert upstream.calls() == ["add"]
+
+
+def test_through_the_daemon_a_hot_swap_tells_the_client_on_its_get_stream_to_list_the_tools_again(
+    warden_bin, daemon, upstream, tmp_path
+):
+    clients = tmp_path / "clients.yaml"
+    clients.write_text(POLICY)
+    policy = ["--daemon", daemon.url, "--token-env", "WARDEN_MCP_TOKEN", "--client-tokens", str(clients)]
+    running = start_proxy(warden_bin, upstream, policy, tmp_path)
+    on_message, steps = relisting_after_a_hot_swap(daemon)
+    try:
+        before, after, denied = run(running.url, "legacy", steps, message_handler=on_message)
+    finally:
+        running.stop()
+    assert before == ["add"]
+    assert after == []
+    assert decision(denied)["code"] == "perm.rule_deny"
+    assert upstream.calls() == []
+
+
+def test_an_https_upstream_is_refused_at_start_with_what_to_do_instead(warden_bin, tmp_path):
+    config = tmp_path / "warden.yaml"
+    config.write_text(POLICY)
+    out = subprocess.run(
+        [warden_bin, "mcp", "http", "--upstream", "https://mcp.example/mcp", "--listen", "127.0.0.1:0",
+         "--config", str(config), "--server-name", "py"],
+        capture_output=True, text=True, timeout=60,
+        env={**os.environ, "WARDEN_TEST_CLIENT_TOKEN": CLIENT_TOKEN, "WARDEN_TEST_APPROVER_TOKEN": APPROVER_TOKEN},
+    )
+    assert out.returncode != 0
+    assert "--upstream 'https://mcp.example/mcp': an http:// URL is required" in out.stderr
+    assert "TLS-terminating proxy" in out.stderr
+
+
+ASKING = DAEMON_POLICY.replace('ask: ["mcp__py__note"]', 'ask: ["mcp__py__add"]') + "mcp:\n  client_attested: allow\n"
+
+
+def through_daemon(warden_bin: str, daemon: Any, upstream: Upstream, directory: Path) -> Process:
+    clients = directory / "clients.yaml"
+    clients.write_text(POLICY)
+    policy = ["--daemon", daemon.url, "--token-env", "WARDEN_MCP_TOKEN", "--client-tokens", str(clients)]
+    return start_proxy(warden_bin, upstream, policy, directory)
+
+
+class Approves:
+    """An elicitation callback that approves, and keeps what it was asked."""
+
+    def __init__(self) -> None:
+        self.asked: list[Any] = []
+
+    async def __call__(self, context: Any, params: Any) -> Any:
+        from mcp import types
+
+        self.asked.append(params)
+        return types.ElicitResult(action="accept", content={"approve": True})
+
+
+def test_a_2025_11_25_client_is_not_asked_mid_call_over_http_and_gets_the_denial_naming_the_approval(
+    warden_bin, start_daemon, upstream, tmp_path
+):
+    daemon = start_daemon(ASKING)
+    running = through_daemon(warden_bin, daemon, upstream, tmp_path)
+    client = Approves()
+
+    async def steps(session: Any) -> Any:
+        return await session.call_tool("add", {"a": 2, "b": 3})
+
+    try:
+        denied = run(running.url, "legacy", steps, elicitation_callback=client)
+    finally:
+        running.stop()
+    assert decision(denied)["code"] == "warden.approval_pending"
+    assert decision(denied)["approval_id"]
+    assert client.asked == []
+    assert upstream.calls() == []
+
+
+def test_a_2026_07_28_client_is_asked_over_http_by_input_required_result_and_its_approving_retry_runs(
+    warden_bin, start_daemon, upstream, tmp_path
+):
+    daemon = start_daemon(ASKING)
+    running = through_daemon(warden_bin, daemon, upstream, tmp_path)
+    client = Approves()
+
+    async def steps(session: Any) -> Any:
+        return await session.call_tool("add", {"a": 2, "b": 3})
+
+    try:
+        allowed = run(running.url, "2026-07-28", steps, elicitation_callback=client)
+    finally:
+        running.stop()
+    assert not allowed.is_error and allowed.content[0].text == "5", allowed
+    assert [q.mode for q in client.asked] == ["form"]
     assert upstream.calls() == ["add"]

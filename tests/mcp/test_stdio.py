@@ -401,12 +401,14 @@ def test_through_the_daemon_two_proxies_racing_one_approved_retry_run_it_once(wa
     assert asked_again != approval
 
 
-def test_through_the_daemon_a_hot_swap_tells_the_client_to_list_the_tools_again(warden_bin, daemon, py_server):
+def relisting_after_a_hot_swap(daemon: Any) -> tuple[Any, Any]:
+    """A client's message handler and steps: list the tools, swap the daemon's
+    policy for one that also denies `add`, wait for `list_changed`, list them
+    again and call `add`. The steps return both listings and the call."""
     from conftest import DAEMON_POLICY
 
     from mcp import types
 
-    command = behind_warden(warden_bin, through(daemon), "py", py_server)
     changed = asyncio.Event()
 
     async def on_message(message: Any) -> None:
@@ -421,6 +423,12 @@ def test_through_the_daemon_a_hot_swap_tells_the_client_to_list_the_tools_again(
         after = await tool_names(client)
         return before, after, await client.call_tool("add", {"a": 1, "b": 2})
 
+    return on_message, steps
+
+
+def test_through_the_daemon_a_hot_swap_tells_the_client_to_list_the_tools_again(warden_bin, daemon, py_server):
+    command = behind_warden(warden_bin, through(daemon), "py", py_server)
+    on_message, steps = relisting_after_a_hot_swap(daemon)
     before, after, denied = run(command, "legacy", steps, env=daemon_env(), message_handler=on_message)
     assert before == ["add", "note"]
     assert after == ["note"]

@@ -160,11 +160,12 @@ pub(crate) fn input_answer(responses: &serde_json::Map<String, Value>) -> Answer
     }
 }
 
-/// The `InputRequiredResult` (`2026-07-28`) asking whether the held call may
-/// run: the same form, as an input request, with the sealed `state`.
+/// The `InputRequiredResult` (`2026-07-28`) asking about the held call: the
+/// same question (a form, or the console's page), as an input request, with
+/// the sealed `state`.
 pub(crate) fn input_required(id: &Value, tool_name: &str, held: &Held, state: &str) -> String {
-    let question: Value = serde_json::from_str(&form_request("", tool_name, held))
-        .expect("Warden's own request is JSON");
+    let question: Value =
+        serde_json::from_str(&request("", tool_name, held)).expect("Warden's own request is JSON");
     json!({
         "jsonrpc": "2.0",
         "id": id,

@@ -37,6 +37,9 @@ pub struct Session {
     /// How long a call is held while the client answers Warden's
     /// elicitation on it.
     elicitation_timeout: Duration,
+    /// Whether a `2025-11-25` client may be sent Warden's elicitation in the
+    /// middle of a call (the shell can carry it).
+    mid_call: bool,
     /// Seals the `requestState` of a `2026-07-28` ask; none: such a client
     /// is not asked.
     sealer: Option<Sealer>,
@@ -100,6 +103,7 @@ impl Session {
             server: server.into(),
             announces_list_changes: false,
             elicitation_timeout: ELICITATION_TIMEOUT,
+            mid_call: true,
             sealer: None,
             state: Mutex::new(State::default()),
         }
@@ -110,6 +114,15 @@ impl Session {
     /// to this process: a fresh random key per process is right).
     pub fn with_state_key(mut self, key: [u8; 32]) -> Session {
         self.sealer = Some(Sealer::new(key));
+        self
+    }
+
+    /// The same session, never sending the client a request of Warden's in
+    /// the middle of a call (a `2025-11-25` elicitation), for a shell that
+    /// cannot carry one: such a client gets the denial naming the approval.
+    /// A `2026-07-28` client is still asked by its answer.
+    pub fn never_asking_mid_call(mut self) -> Session {
+        self.mid_call = false;
         self
     }
 
@@ -302,7 +315,13 @@ impl Session {
         let structured = !self.state().with_output_schema.contains(&call.name);
         let (reasons, decision_id) = match judge.judge(&mcp_call) {
             Ok(judgement) => match judgement.verdict {
-                // The line that was judged, as the client wrote it.
+                // The line that was judged, as the client wrote it (less
+                // Warden's own state, on a retry a human approved).
+                Verdict::Allow if self.carries_wardens_state(&call) => {
+                    return Route::Server(
+                        Value::Object(without_wardens_state(message)).to_string(),
+                    );
+                }
                 Verdict::Allow => return Route::Server(line.to_string()),
                 Verdict::Deny => {
                     if let Some(route) = self.input_required(
@@ -421,7 +440,7 @@ impl Session {
     /// request mid-call). A form where the client's own answer may settle
     /// the approval; else the console's page, where a human answers it.
     fn asking(&self, judgement: &Judgement, modern: bool) -> Option<Asked> {
-        if judgement.approval_id.is_none() || modern {
+        if judgement.approval_id.is_none() || modern || !self.mid_call {
             return None;
         }
         let modes = self.state().elicitation;
@@ -435,10 +454,17 @@ impl Session {
     }
 
     /// A `2026-07-28` client, which cannot be sent a request mid-call, is
-    /// asked by an `InputRequiredResult` (form, as above) with a sealed
-    /// `requestState` naming the pending approval and bound to the call; its
-    /// retry with that state and its answer is recorded as client-attested,
-    /// and the call, if then allowed, forwarded without Warden's two fields.
+    /// asked by an `InputRequiredResult` with a sealed `requestState` naming
+    /// the pending approval and bound to the call, chosen as for a
+    /// `2025-11-25` client from the modes this request declares:
+    /// - a form, where the client's answer may settle the approval: its retry
+    ///   with that state and its answer is recorded as client-attested, and
+    ///   the call, if then allowed, forwarded without Warden's two fields;
+    /// - else the console's page (URL mode), where a human answers: a retry
+    ///   once the human approved is allowed by the judge (the approval is a
+    ///   one-use grant for the call) and forwarded without those fields; a
+    ///   retry before that is denied naming the approval.
+    ///
     /// `None`: not asked this way (the caller denies as before).
     #[allow(clippy::too_many_arguments)]
     fn input_required(
@@ -453,18 +479,19 @@ impl Session {
     ) -> Option<Route> {
         let sealer = self.sealer.as_ref()?;
         let approval_id = judgement.approval_id.as_deref()?;
-        if !(call.modern && judgement.attestable && call.elicitation.form) {
+        if !call.modern {
             return None;
         }
+        let asked = match &judgement.console_url {
+            _ if judgement.attestable && call.elicitation.form => Asked::Form,
+            Some(url) if call.elicitation.url => Asked::Url(url.clone()),
+            _ => return None,
+        };
         // What is forwarded if the client approves: the call without
         // Warden's own state and answer (the server knows neither).
-        let mut forwarded = message.clone();
-        if let Some(Value::Object(params)) = forwarded.get_mut("params") {
-            params.remove("requestState");
-            params.remove("inputResponses");
-        }
+        let forwarded = without_wardens_state(message);
         let held = Held {
-            asked: Asked::Form,
+            asked,
             client_id: id.clone(),
             line: Value::Object(forwarded).to_string(),
             tool: call.name.clone(),
@@ -523,6 +550,17 @@ impl Session {
             &held,
             &state,
         )))
+    }
+
+    /// Whether a `2026-07-28` call carries a `requestState` of Warden's (a
+    /// retry after Warden's `InputRequiredResult`), which the server must
+    /// never see: the server's own states are forwarded as they are.
+    fn carries_wardens_state(&self, call: &CallParams) -> bool {
+        self.sealer.is_some()
+            && call
+                .request_state
+                .as_deref()
+                .is_some_and(|state| state.starts_with(sealed::PREFIX))
     }
 
     /// Holds the call and words Warden's question about it to the client.
@@ -630,6 +668,18 @@ impl Session {
     pub fn held(&self) -> usize {
         self.state().held.len()
     }
+}
+
+/// The call without `requestState` and `inputResponses`: on a retry after
+/// Warden's `InputRequiredResult`, both are Warden's (the server asked for
+/// nothing), and the server knows neither.
+fn without_wardens_state(message: &Map<String, Value>) -> Map<String, Value> {
+    let mut forwarded = message.clone();
+    if let Some(Value::Object(params)) = forwarded.get_mut("params") {
+        params.remove("requestState");
+        params.remove("inputResponses");
+    }
+    forwarded
 }
 
 /// The denial of a held call the client did not answer: the ask's own,

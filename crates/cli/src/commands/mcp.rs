@@ -42,7 +42,7 @@ const DAEMON_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How often the proxy reads the daemon's policy generation, to tell the
 /// client when the tool list may have changed.
-const POLICY_POLL: Duration = Duration::from_secs(1);
+pub(crate) const POLICY_POLL: Duration = Duration::from_secs(1);
 
 // The arguments of `warden mcp`; its description is the subcommand's, in cli.rs.
 #[derive(Args)]
@@ -136,12 +136,20 @@ fn stdio(args: StdioArgs) -> anyhow::Result<ExitCode> {
     if watch {
         // Only a daemon's asks can be answered: a 2026-07-28 client is then
         // asked with state sealed under a key of this process's own.
-        let mut key = [0u8; 32];
-        getrandom::fill(&mut key)
-            .map_err(|e| anyhow::anyhow!("reading the system's randomness: {e}"))?;
-        session = session.announcing_list_changes().with_state_key(key);
+        session = session
+            .announcing_list_changes()
+            .with_state_key(state_key()?);
     }
     proxy(&mut child, Arc::new(session), judge, watch)
+}
+
+/// A key for sealing `2026-07-28` asks' `requestState`, drawn at random:
+/// secret to this process, so a state outlives neither it nor a restart.
+pub(crate) fn state_key() -> anyhow::Result<[u8; 32]> {
+    let mut key = [0u8; 32];
+    getrandom::fill(&mut key)
+        .map_err(|e| anyhow::anyhow!("reading the system's randomness: {e}"))?;
+    Ok(key)
 }
 
 /// The policy a proxy judges with: the daemon's (`--daemon URL --token-env
@@ -347,9 +355,13 @@ fn send_to_client(to_client: &Mutex<std::io::Stdout>, line: &str) {
     let _ = write_line(&mut *out, line);
 }
 
+/// One message and its newline in one write: the server's stdin is not
+/// buffered, and a reader woken by a message without its end only waits again.
 fn write_line(out: &mut impl Write, line: &str) -> std::io::Result<()> {
-    out.write_all(line.as_bytes())?;
-    out.write_all(b"\n")?;
+    let mut message = Vec::with_capacity(line.len() + 1);
+    message.extend_from_slice(line.as_bytes());
+    message.push(b'\n');
+    out.write_all(&message)?;
     out.flush()
 }
 

@@ -34,12 +34,18 @@ use axum::serve::ListenerExt;
 use bytes::Bytes;
 use clap::{ArgGroup, Args};
 use futures_util::{Stream, StreamExt};
+use http_body_util::{BodyExt, Full};
+use hyper::Uri;
+use hyper::body::Incoming;
 use serde_json::Value;
 use sse_stream::{Sse, SseStream};
+use tokio::sync::broadcast;
 use warden_mcp::{Judge, Route, Session, transport_error};
 use warden_server::{Access, Principal, Tokens};
 
 use crate::commands::input::load_command_config;
+use crate::commands::mcp::{POLICY_POLL, state_key};
+use crate::commands::mcp_upstream::{self, Upstream};
 
 /// The largest message a client may POST, as `warden mcp stdio` reads.
 const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
@@ -51,6 +57,9 @@ const MAX_ANSWER_BYTES: usize = 64 * 1024 * 1024;
 /// The most sessions kept at once; past it, the one used least recently is
 /// forgotten (its client gets a 404 and starts a new session, as MCP says).
 const MAX_SESSIONS: usize = 10_000;
+
+/// How many of the proxy's own messages wait for a session's GET stream.
+const NOTICES: usize = 16;
 
 /// How long the upstream gets to connect.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -131,11 +140,20 @@ impl HttpArgs {
 /// Serves until interrupted, judging with `judge` (the policy that
 /// [`HttpArgs::policy`] names; the server's name already checked).
 pub(crate) fn run(args: HttpArgs, judge: Arc<dyn Judge + Send + Sync>) -> anyhow::Result<ExitCode> {
-    let upstream = reqwest::Url::parse(&args.upstream)
+    let upstream = url::Url::parse(&args.upstream)
         .with_context(|| format!("--upstream '{}'", args.upstream))?;
-    if !matches!(upstream.scheme(), "http" | "https") {
-        bail!("--upstream '{upstream}': an http:// or https:// URL is required");
+    if upstream.scheme() != "http" {
+        bail!(
+            "--upstream '{upstream}': an http:// URL is required (Warden speaks plain HTTP to \
+             its upstream; reach an https:// server through a TLS-terminating proxy on the \
+             same host)"
+        );
     }
+    let path = upstream.path().to_string();
+    let upstream: Uri = upstream
+        .as_str()
+        .parse()
+        .with_context(|| format!("--upstream '{upstream}'"))?;
     let tokens_file = match (&args.client_tokens, &args.config) {
         (Some(file), _) | (None, Some(file)) => file,
         (None, None) => bail!(
@@ -156,13 +174,12 @@ pub(crate) fn run(args: HttpArgs, judge: Arc<dyn Judge + Send + Sync>) -> anyhow
         }
         None => None,
     };
-    let client = reqwest::Client::builder()
-        .connect_timeout(CONNECT_TIMEOUT)
-        // A redirect would carry the operator's credential elsewhere.
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .context("building the upstream's HTTP client")?;
-    let path = upstream.path().to_string();
+    let client = mcp_upstream::client(CONNECT_TIMEOUT);
+    // The daemon's policy can be swapped under a running session, and only
+    // its asks can be answered: a 2026-07-28 client is then asked with state
+    // sealed under a key of this process's own.
+    let announce = args.daemon.is_some();
+    let state_key = if announce { Some(state_key()?) } else { None };
     let proxy = Arc::new(Proxy {
         upstream,
         client,
@@ -170,6 +187,8 @@ pub(crate) fn run(args: HttpArgs, judge: Arc<dyn Judge + Send + Sync>) -> anyhow
         tokens,
         server: args.server_name,
         judge,
+        announce,
+        state_key,
         sessions: Mutex::new(HashMap::new()),
     });
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -206,6 +225,9 @@ async fn serve(proxy: Arc<Proxy>, listen: SocketAddr, path: String) -> anyhow::R
     let listener = listener.tap_io(|stream| {
         let _ = stream.set_nodelay(true);
     });
+    if proxy.announce {
+        tokio::spawn(watch_policy(proxy.clone()));
+    }
     let app = axum::Router::new()
         .route(&path, axum::routing::any(handle))
         .with_state(proxy);
@@ -219,14 +241,19 @@ async fn serve(proxy: Arc<Proxy>, listen: SocketAddr, path: String) -> anyhow::R
 
 /// The proxy's state, shared by every request.
 struct Proxy {
-    upstream: reqwest::Url,
-    client: reqwest::Client,
+    upstream: Uri,
+    client: Upstream,
     /// `Authorization` toward the upstream: the operator's, never a client's.
     upstream_auth: Option<HeaderValue>,
     /// The tokens clients present.
     tokens: Tokens,
     server: String,
     judge: Arc<dyn Judge + Send + Sync>,
+    /// Whether sessions are told that the tool list may change (the policy
+    /// is the daemon's, which a hot swap changes).
+    announce: bool,
+    /// Seals a `2026-07-28` ask's `requestState` (with `--daemon`).
+    state_key: Option<[u8; 32]>,
     /// Sessions, by the id the proxy gave the client.
     sessions: Mutex<HashMap<String, Bound>>,
 }
@@ -238,6 +265,8 @@ struct Bound {
     upstream_id: HeaderValue,
     holder: Arc<str>,
     session: Arc<Session>,
+    /// Messages of the proxy's own for the client's GET stream.
+    notices: broadcast::Sender<String>,
     last_used: Instant,
 }
 
@@ -248,6 +277,8 @@ struct Current {
     /// The upstream's id for it.
     upstream_id: Option<HeaderValue>,
     session: Arc<Session>,
+    /// Where the proxy's own messages for the session go.
+    notices: Option<broadcast::Sender<String>>,
 }
 
 async fn handle(State(proxy): State<Arc<Proxy>>, request: Request) -> Response {
@@ -319,10 +350,20 @@ impl Proxy {
     /// has no sessions).
     fn session(&self, headers: &HeaderMap, principal: &Principal) -> Option<Current> {
         let Some(id) = headers.get(SESSION_ID) else {
+            // A request of Warden's in the middle of a call would need the
+            // call's answer to be an SSE stream the proxy writes to.
+            let mut session = Session::new(self.server.clone()).never_asking_mid_call();
+            if self.announce {
+                session = session.announcing_list_changes();
+            }
+            if let Some(key) = self.state_key {
+                session = session.with_state_key(key);
+            }
             return Some(Current {
                 id: None,
                 upstream_id: None,
-                session: Arc::new(Session::new(self.server.clone())),
+                session: Arc::new(session),
+                notices: None,
             });
         };
         let id = id.to_str().ok()?.to_string();
@@ -336,6 +377,7 @@ impl Proxy {
         Some(Current {
             upstream_id: Some(bound.upstream_id.clone()),
             session: bound.session.clone(),
+            notices: Some(bound.notices.clone()),
             id: Some(id),
         })
     }
@@ -367,6 +409,7 @@ impl Proxy {
                 upstream_id,
                 holder,
                 session,
+                notices: broadcast::channel(NOTICES).0,
                 last_used: Instant::now(),
             },
         );
@@ -420,19 +463,19 @@ impl Proxy {
             }
             Route::Server(line) => line,
         };
-        let upstream = self
-            .upstream_request(Method::POST, &headers, current.upstream_id.as_ref())
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(forwarded);
-        let answer = match upstream.send().await {
+        let mut upstream = self.upstream_request(
+            Method::POST,
+            &headers,
+            current.upstream_id.as_ref(),
+            forwarded.into(),
+        );
+        upstream.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        let answer = match self.client.request(upstream).await {
             Ok(answer) => answer,
-            Err(err) => {
-                return self.failed(
-                    is_request,
-                    id.as_ref(),
-                    &format!("the upstream MCP server could not be reached: {err}"),
-                );
-            }
+            Err(err) => return self.failed(is_request, id.as_ref(), &unreachable(err)),
         };
         let mut minted = None;
         if initialize
@@ -452,17 +495,27 @@ impl Proxy {
 
     /// The client's GET stream (server-to-client messages), relayed.
     async fn stream(&self, request: Request, current: Current) -> Response {
-        let upstream =
-            self.upstream_request(Method::GET, request.headers(), current.upstream_id.as_ref());
-        match upstream.send().await {
+        let upstream = self.upstream_request(
+            Method::GET,
+            request.headers(),
+            current.upstream_id.as_ref(),
+            Bytes::new(),
+        );
+        match self.client.request(upstream).await {
             Ok(answer) => {
                 let session_id = current.id.clone();
-                self.relay(answer, &current, session_id, false, None).await
+                let notices = current.notices.as_ref().map(broadcast::Sender::subscribe);
+                let mut response = self.relay(answer, &current, session_id, false, None).await;
+                if let Some(notices) = notices
+                    && response.status().is_success()
+                    && is_event_stream(response.headers())
+                {
+                    let relayed = std::mem::take(response.body_mut()).into_data_stream();
+                    *response.body_mut() = Body::from_stream(with_notices(relayed, notices));
+                }
+                response
             }
-            Err(err) => status_with_error(
-                StatusCode::BAD_GATEWAY,
-                &format!("the upstream MCP server could not be reached: {err}"),
-            ),
+            Err(err) => status_with_error(StatusCode::BAD_GATEWAY, &unreachable(err)),
         }
     }
 
@@ -476,8 +529,9 @@ impl Proxy {
             Method::DELETE,
             request.headers(),
             current.upstream_id.as_ref(),
+            Bytes::new(),
         );
-        match upstream.send().await {
+        match self.client.request(upstream).await {
             Ok(answer) => {
                 let status = answer.status();
                 if status.is_success() || status == StatusCode::NOT_FOUND {
@@ -485,10 +539,7 @@ impl Proxy {
                 }
                 empty(status)
             }
-            Err(err) => status_with_error(
-                StatusCode::BAD_GATEWAY,
-                &format!("the upstream MCP server could not be reached: {err}"),
-            ),
+            Err(err) => status_with_error(StatusCode::BAD_GATEWAY, &unreachable(err)),
         }
     }
 
@@ -500,19 +551,22 @@ impl Proxy {
         method: Method,
         headers: &HeaderMap,
         upstream_id: Option<&HeaderValue>,
-    ) -> reqwest::RequestBuilder {
-        let mut upstream = self.client.request(method, self.upstream.clone());
+        body: Bytes,
+    ) -> hyper::Request<Full<Bytes>> {
+        let mut upstream = hyper::Request::new(Full::new(body));
+        *upstream.method_mut() = method;
+        *upstream.uri_mut() = self.upstream.clone();
+        let sent = upstream.headers_mut();
         for (name, value) in headers {
-            let name = name.as_str();
-            if FORWARDED.contains(&name) || name.starts_with("mcp-param-") {
-                upstream = upstream.header(name, value);
+            if FORWARDED.contains(&name.as_str()) || name.as_str().starts_with("mcp-param-") {
+                sent.append(name, value.clone());
             }
         }
         if let Some(id) = upstream_id {
-            upstream = upstream.header(SESSION_ID, id);
+            sent.insert(HeaderName::from_static(SESSION_ID), id.clone());
         }
         if let Some(auth) = &self.upstream_auth {
-            upstream = upstream.header(header::AUTHORIZATION, auth);
+            sent.insert(header::AUTHORIZATION, auth.clone());
         }
         upstream
     }
@@ -534,7 +588,7 @@ impl Proxy {
     /// session.
     async fn relay(
         &self,
-        answer: reqwest::Response,
+        answer: hyper::Response<Incoming>,
         current: &Current,
         session_id: Option<String>,
         is_request: bool,
@@ -616,14 +670,81 @@ impl Proxy {
     }
 }
 
+/// Every [`POLICY_POLL`], the daemon's policy generation; when it moves (a
+/// hot swap), each session told that its tool list may change hears
+/// `notifications/tools/list_changed` on its GET stream. A generation that
+/// cannot be read is skipped, not a change.
+async fn watch_policy(proxy: Arc<Proxy>) {
+    let generation = |proxy: &Arc<Proxy>| {
+        let judge = proxy.judge.clone();
+        tokio::task::spawn_blocking(move || judge.generation())
+    };
+    let mut seen = generation(&proxy).await.ok().flatten();
+    loop {
+        tokio::time::sleep(POLICY_POLL).await;
+        let Some(now) = generation(&proxy).await.ok().flatten() else {
+            continue;
+        };
+        if seen.is_some_and(|seen| seen != now) {
+            let sessions: Vec<Bound> = proxy.sessions().values().cloned().collect();
+            let mut told = 0;
+            for bound in sessions {
+                if let Some(line) = bound.session.list_changed() {
+                    told += usize::from(bound.notices.send(line).is_ok());
+                }
+            }
+            tracing::info!(
+                generation = now,
+                sessions = told,
+                "the policy changed: the clients list the tools again"
+            );
+        }
+        seen = Some(now);
+    }
+}
+
+/// The relayed GET stream with the proxy's own messages put in between its
+/// events; it ends when the upstream's does.
+fn with_notices(
+    relayed: impl Stream<Item = Result<Bytes, axum::Error>> + Send + 'static,
+    notices: broadcast::Receiver<String>,
+) -> impl Stream<Item = Result<Bytes, axum::Error>> + Send + 'static {
+    let notices = futures_util::stream::unfold(notices, |mut notices| async move {
+        loop {
+            match notices.recv().await {
+                Ok(line) => {
+                    let event = Sse::default().event("message").data(line);
+                    return Some((Some(Ok(encode_event(&event))), notices));
+                }
+                // Missed notices all said the same: the next one says it too.
+                Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    });
+    let relayed = relayed
+        .map(Some)
+        .chain(futures_util::stream::once(async { None }));
+    futures_util::stream::select(relayed, notices)
+        .take_while(|item| std::future::ready(item.is_some()))
+        .filter_map(std::future::ready)
+}
+
+fn is_event_stream(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| essence(v) == "text/event-stream")
+}
+
 /// The upstream's body, a chunk at a time.
 fn body_chunks(
-    answer: reqwest::Response,
-) -> impl Stream<Item = Result<Bytes, reqwest::Error>> + Send + 'static {
-    futures_util::stream::unfold(Some(answer), |answer| async move {
-        let mut answer = answer?;
-        match answer.chunk().await {
-            Ok(Some(chunk)) => Some((Ok(chunk), Some(answer))),
+    answer: hyper::Response<Incoming>,
+) -> impl Stream<Item = Result<Bytes, hyper::Error>> + Send + 'static {
+    futures_util::stream::unfold(Some(answer.into_body()), |body| async move {
+        let mut body = body?;
+        match next_chunk(&mut body).await {
+            Ok(Some(chunk)) => Some((Ok(chunk), Some(body))),
             Ok(None) => None,
             // The stream ends after its error.
             Err(err) => Some((Err(err), None)),
@@ -631,11 +752,21 @@ fn body_chunks(
     })
 }
 
+/// The body's next chunk of data; trailers are skipped.
+async fn next_chunk(body: &mut Incoming) -> Result<Option<Bytes>, hyper::Error> {
+    while let Some(frame) = body.frame().await {
+        if let Ok(data) = frame?.into_data() {
+            return Ok(Some(data));
+        }
+    }
+    Ok(None)
+}
+
 /// An SSE stream from the upstream, each event's message passed through the
 /// session; an event the session drops keeps its id (resumption counts it)
 /// and loses its data.
 fn relay_events(
-    chunks: impl Stream<Item = Result<Bytes, reqwest::Error>> + Send + 'static,
+    chunks: impl Stream<Item = Result<Bytes, hyper::Error>> + Send + 'static,
     session: Arc<Session>,
     judge: Arc<dyn Judge + Send + Sync>,
 ) -> impl Stream<Item = Result<Bytes, std::io::Error>> + Send + 'static {
@@ -681,10 +812,10 @@ fn encode_event(event: &Sse) -> Bytes {
 }
 
 /// The upstream's whole body, up to [`MAX_ANSWER_BYTES`].
-async fn read_bounded(mut answer: reqwest::Response) -> Result<Vec<u8>, String> {
+async fn read_bounded(answer: hyper::Response<Incoming>) -> Result<Vec<u8>, String> {
+    let mut answer = answer.into_body();
     let mut body = Vec::new();
-    while let Some(chunk) = answer
-        .chunk()
+    while let Some(chunk) = next_chunk(&mut answer)
         .await
         .map_err(|e| format!("reading the upstream's answer: {e}"))?
     {
@@ -780,6 +911,15 @@ fn check_headers(headers: &HeaderMap, message: Option<&Value>) -> Option<Respons
 /// What Warden answers itself (a denial, a JSON-RPC error): a 200, except a
 /// message so broken its id could not be read (400, as the transport says
 /// for input the server cannot accept).
+/// Why the upstream was not reached, with the causes the client's error
+/// wraps (its own text says only "client error (Connect)").
+fn unreachable(err: hyper_util::client::legacy::Error) -> String {
+    format!(
+        "the upstream MCP server could not be reached: {:#}",
+        anyhow::Error::new(err)
+    )
+}
+
 fn warden_answer(answer: String) -> Response {
     let unreadable = serde_json::from_str::<Value>(&answer)
         .ok()

@@ -17,6 +17,7 @@ pub(crate) mod log;
 pub(crate) mod mcp;
 mod mcp_asks;
 mod mcp_http;
+mod mcp_upstream;
 pub(crate) mod new;
 pub(crate) mod policy;
 pub(crate) mod promote;

@@ -1,8 +1,11 @@
-//! Asking the client mid-call (form elicitation, `2025-11-25`): the held call,
-//! the client's answer recorded by the judge as client-attested, and what
-//! happens when it does not answer.
+//! Asking the client about a call that waits on an approval: mid-call under
+//! `2025-11-25` (the held call, the client's answer recorded by the judge as
+//! client-attested, what happens when it does not answer), by an
+//! `InputRequiredResult` with sealed state under `2026-07-28`; by a form, or
+//! the console's page where a human answers (URL mode).
 
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -13,12 +16,15 @@ use warden_types::decision::{Reason, Verdict};
 
 const APPROVAL: &str = "apr_1";
 
-/// Every call of `note` waits on the approval [`APPROVAL`]; the client's
-/// answer settles it where `attestable`; records the answers it was given.
+/// Every call of `note` waits on the approval [`APPROVAL`] until a human
+/// approved it (`approved`: the next call of `note` is allowed, once); the
+/// client's answer settles it where `attestable`; records the answers it was
+/// given.
 struct PendingAsk {
     attestable: bool,
     console_url: Option<String>,
     refuse: bool,
+    approved: AtomicBool,
     answers: Mutex<Vec<(String, String, bool)>>,
 }
 
@@ -28,6 +34,7 @@ impl PendingAsk {
             attestable,
             console_url: None,
             refuse: false,
+            approved: AtomicBool::new(false),
             answers: Mutex::new(Vec::new()),
         }
     }
@@ -39,7 +46,7 @@ impl PendingAsk {
 
 impl Judge for PendingAsk {
     fn judge(&self, call: &McpCall<'_>) -> Result<Judgement, String> {
-        if call.tool_name != "mcp__py__note" {
+        if call.tool_name != "mcp__py__note" || self.approved.swap(false, Ordering::SeqCst) {
             return Ok(judgement(Verdict::Allow, vec![], None));
         }
         Ok(Judgement {
@@ -522,4 +529,102 @@ fn a_2026_client_that_declares_no_form_on_the_request_is_not_asked() {
         denial["result"]["structuredContent"]["code"],
         "warden.approval_pending"
     );
+}
+
+/// A 2026-07-28 `note` whose client declared it can open URLs, not forms.
+fn modern_url_note(id: u64, extra: Value) -> String {
+    let mut line: Value = serde_json::from_str(&modern_note(id, extra)).unwrap();
+    line["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        json!({"elicitation": {"url": {}}});
+    line.to_string()
+}
+
+/// A 2026-07-28 session sent to the console's page about `note`: the
+/// session and the sealed state.
+fn sent_to_the_console(judge: &PendingAsk) -> (Session, String) {
+    let session = Session::new("py").with_state_key(KEY);
+    let asked = client_line(session.from_client(&modern_url_note(1, json!({})), judge));
+    let result = &asked["result"];
+    assert_eq!(result["resultType"], "input_required", "{asked}");
+    let params = &result["inputRequests"]["dev.warden/approval"]["params"];
+    assert_eq!(params["mode"], "url");
+    assert_eq!(params["url"], CONSOLE);
+    assert_eq!(params["elicitationId"], APPROVAL);
+    let state = result["requestState"].as_str().unwrap().to_string();
+    assert!(state.starts_with("wrs1."), "{state}");
+    (session, state)
+}
+
+fn url_retry(state: &str) -> String {
+    modern_url_note(
+        2,
+        json!({"requestState": state, "inputResponses": {"dev.warden/approval": {"action": "accept"}}}),
+    )
+}
+
+#[test]
+fn a_2026_client_that_can_open_a_url_gets_an_input_required_result_naming_the_consoles_page() {
+    let judge = with_console(false);
+    sent_to_the_console(&judge);
+}
+
+#[test]
+fn a_2026_retry_before_a_human_answered_is_denied_naming_the_approval_and_records_nothing() {
+    let judge = with_console(false);
+    let (session, state) = sent_to_the_console(&judge);
+    let denial = client_line(session.from_client(&url_retry(&state), &judge));
+    assert_eq!(denial["id"], 2);
+    assert_eq!(denial["result"]["resultType"], "complete");
+    let details = &denial["result"]["structuredContent"];
+    assert_eq!(details["code"], "warden.approval_pending");
+    assert_eq!(details["approval_id"], APPROVAL);
+    assert!(
+        judge.answers().is_empty(),
+        "the client's word is not recorded"
+    );
+}
+
+#[test]
+fn a_2026_retry_after_a_human_approved_is_forwarded_without_wardens_fields() {
+    let judge = with_console(false);
+    let (session, state) = sent_to_the_console(&judge);
+    judge.approved.store(true, Ordering::SeqCst);
+    let route = session.from_client(&url_retry(&state), &judge);
+    let Route::Server(line) = route else {
+        panic!("{route:?}")
+    };
+    let forwarded: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(forwarded["id"], 2);
+    assert_eq!(forwarded["params"]["arguments"], json!({"text": "ship it"}));
+    assert!(forwarded["params"].get("requestState").is_none());
+    assert!(forwarded["params"].get("inputResponses").is_none());
+}
+
+#[test]
+fn a_2026_call_with_a_state_of_the_servers_own_is_forwarded_as_the_client_wrote_it() {
+    let judge = PendingAsk::new(false);
+    let session = Session::new("py").with_state_key(KEY);
+    let line = modern_note(
+        3,
+        json!({"name": "add", "arguments": {"a": 1}, "requestState": "server-state-1",
+               "inputResponses": {"server.question": {"action": "accept"}}}),
+    );
+    assert_eq!(session.from_client(&line, &judge), Route::Server(line));
+}
+
+#[test]
+fn a_session_that_never_asks_mid_call_denies_naming_the_approval_instead() {
+    let judge = with_console(true);
+    let session = Session::new("py").never_asking_mid_call();
+    initialize(
+        &session,
+        &judge,
+        json!({"elicitation": {"form": {}, "url": {}}}),
+    );
+    let denial = client_line(session.from_client(NOTE, &judge));
+    assert_eq!(denial["id"], 7);
+    let details = &denial["result"]["structuredContent"];
+    assert_eq!(details["code"], "warden.approval_pending");
+    assert_eq!(details["approval_id"], APPROVAL);
+    assert_eq!(session.held(), 0);
 }
