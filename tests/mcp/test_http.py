@@ -331,20 +331,25 @@ class Approves:
         return types.ElicitResult(action="accept", content={"approve": True})
 
 
-def test_a_2025_11_25_client_is_not_asked_mid_call_over_http_and_gets_the_denial_naming_the_approval(
-    warden_bin, start_daemon, upstream, tmp_path
-):
-    daemon = start_daemon(ASKING)
-    running = through_daemon(warden_bin, daemon, upstream, tmp_path)
-    client = Approves()
+def add_asked(warden_bin: str, daemon: Any, upstream: Upstream, directory: Path, mode: str, client: Approves) -> Any:
+    """`add` called once through `warden mcp http --daemon` by a client of
+    revision `mode` that answers Warden's questions with `client`."""
+    running = through_daemon(warden_bin, daemon, upstream, directory)
 
     async def steps(session: Any) -> Any:
         return await session.call_tool("add", {"a": 2, "b": 3})
 
     try:
-        denied = run(running.url, "legacy", steps, elicitation_callback=client)
+        return run(running.url, mode, steps, elicitation_callback=client)
     finally:
         running.stop()
+
+
+def test_a_2025_11_25_client_is_not_asked_mid_call_over_http_and_gets_the_denial_naming_the_approval(
+    warden_bin, start_daemon, upstream, tmp_path
+):
+    client = Approves()
+    denied = add_asked(warden_bin, start_daemon(ASKING), upstream, tmp_path, "legacy", client)
     assert decision(denied)["code"] == "warden.approval_pending"
     assert decision(denied)["approval_id"]
     assert client.asked == []
@@ -354,17 +359,8 @@ def test_a_2025_11_25_client_is_not_asked_mid_call_over_http_and_gets_the_denial
 def test_a_2026_07_28_client_is_asked_over_http_by_input_required_result_and_its_approving_retry_runs(
     warden_bin, start_daemon, upstream, tmp_path
 ):
-    daemon = start_daemon(ASKING)
-    running = through_daemon(warden_bin, daemon, upstream, tmp_path)
     client = Approves()
-
-    async def steps(session: Any) -> Any:
-        return await session.call_tool("add", {"a": 2, "b": 3})
-
-    try:
-        allowed = run(running.url, "2026-07-28", steps, elicitation_callback=client)
-    finally:
-        running.stop()
+    allowed = add_asked(warden_bin, start_daemon(ASKING), upstream, tmp_path, "2026-07-28", client)
     assert not allowed.is_error and allowed.content[0].text == "5", allowed
     assert [q.mode for q in client.asked] == ["form"]
     assert upstream.calls() == ["add"]

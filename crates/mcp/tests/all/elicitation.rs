@@ -369,15 +369,20 @@ fn after_the_url_the_call_is_denied_naming_the_approval_whatever_the_client_answ
         initialize(&session, &judge, json!({"elicitation": {"url": {}}}));
         let question = client_line(session.from_client(NOTE, &judge));
         let denial = client_line(session.from_client(&answer(&question, result), &judge));
-        assert_eq!(denial["id"], 7);
-        let details = &denial["result"]["structuredContent"];
-        assert_eq!(details["code"], "warden.approval_pending");
-        assert_eq!(details["approval_id"], APPROVAL);
+        assert_denied_waiting(&denial, 7);
         assert!(
             judge.answers().is_empty(),
             "the client's word is not recorded"
         );
     }
+}
+
+/// `denial` answers the call `id`, naming the pending [`APPROVAL`].
+fn assert_denied_waiting(denial: &Value, id: u64) {
+    assert_eq!(denial["id"], id);
+    let details = &denial["result"]["structuredContent"];
+    assert_eq!(details["code"], "warden.approval_pending");
+    assert_eq!(details["approval_id"], APPROVAL);
 }
 
 #[test]
@@ -426,6 +431,18 @@ fn input_required(judge: &PendingAsk) -> (Session, String) {
     (session, state)
 }
 
+/// `route` forwards the retry (id 2) of `note` without Warden's fields.
+fn assert_forwarded_retry(route: Route) {
+    let Route::Server(line) = route else {
+        panic!("{route:?}")
+    };
+    let forwarded: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(forwarded["id"], 2);
+    assert_eq!(forwarded["params"]["arguments"], json!({"text": "ship it"}));
+    assert!(forwarded["params"].get("requestState").is_none());
+    assert!(forwarded["params"].get("inputResponses").is_none());
+}
+
 fn retry(state: &str, response: Value) -> String {
     modern_note(
         2,
@@ -447,14 +464,7 @@ fn the_retry_with_the_state_and_an_approving_answer_is_recorded_and_forwarded_wi
     let judge = PendingAsk::new(true);
     let (session, state) = input_required(&judge);
     let route = session.from_client(&retry(&state, approving()), &judge);
-    let Route::Server(line) = route else {
-        panic!("{route:?}")
-    };
-    let forwarded: Value = serde_json::from_str(&line).unwrap();
-    assert_eq!(forwarded["id"], 2);
-    assert_eq!(forwarded["params"]["arguments"], json!({"text": "ship it"}));
-    assert!(forwarded["params"].get("requestState").is_none());
-    assert!(forwarded["params"].get("inputResponses").is_none());
+    assert_forwarded_retry(route);
     assert_eq!(
         judge.answers(),
         [("mcp__py__note".to_string(), APPROVAL.to_string(), true)]
@@ -573,11 +583,8 @@ fn a_2026_retry_before_a_human_answered_is_denied_naming_the_approval_and_record
     let judge = with_console(false);
     let (session, state) = sent_to_the_console(&judge);
     let denial = client_line(session.from_client(&url_retry(&state), &judge));
-    assert_eq!(denial["id"], 2);
     assert_eq!(denial["result"]["resultType"], "complete");
-    let details = &denial["result"]["structuredContent"];
-    assert_eq!(details["code"], "warden.approval_pending");
-    assert_eq!(details["approval_id"], APPROVAL);
+    assert_denied_waiting(&denial, 2);
     assert!(
         judge.answers().is_empty(),
         "the client's word is not recorded"
@@ -590,14 +597,7 @@ fn a_2026_retry_after_a_human_approved_is_forwarded_without_wardens_fields() {
     let (session, state) = sent_to_the_console(&judge);
     judge.approved.store(true, Ordering::SeqCst);
     let route = session.from_client(&url_retry(&state), &judge);
-    let Route::Server(line) = route else {
-        panic!("{route:?}")
-    };
-    let forwarded: Value = serde_json::from_str(&line).unwrap();
-    assert_eq!(forwarded["id"], 2);
-    assert_eq!(forwarded["params"]["arguments"], json!({"text": "ship it"}));
-    assert!(forwarded["params"].get("requestState").is_none());
-    assert!(forwarded["params"].get("inputResponses").is_none());
+    assert_forwarded_retry(route);
 }
 
 #[test]
@@ -622,9 +622,6 @@ fn a_session_that_never_asks_mid_call_denies_naming_the_approval_instead() {
         json!({"elicitation": {"form": {}, "url": {}}}),
     );
     let denial = client_line(session.from_client(NOTE, &judge));
-    assert_eq!(denial["id"], 7);
-    let details = &denial["result"]["structuredContent"];
-    assert_eq!(details["code"], "warden.approval_pending");
-    assert_eq!(details["approval_id"], APPROVAL);
+    assert_denied_waiting(&denial, 7);
     assert_eq!(session.held(), 0);
 }
