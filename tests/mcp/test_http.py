@@ -22,7 +22,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from conftest import DAEMON_POLICY, DAEMON_TOKEN
-from test_stdio import decision, relisting_after_a_hot_swap
+from test_stdio import decision, relisting_after_a_hot_swap, relisting_on_a_listen_stream_after_a_hot_swap
 
 HERE = Path(__file__).resolve().parent
 REVISIONS = ["legacy", "2026-07-28"]
@@ -286,6 +286,20 @@ def test_through_the_daemon_a_hot_swap_tells_the_client_on_its_get_stream_to_lis
     on_message, steps = relisting_after_a_hot_swap(daemon)
     try:
         before, after, denied = run(running.url, "legacy", steps, message_handler=on_message)
+    finally:
+        running.stop()
+    assert before == ["add"]
+    assert after == []
+    assert decision(denied)["code"] == "perm.rule_deny"
+    assert upstream.calls() == []
+
+
+def test_through_the_daemon_a_hot_swap_is_told_on_a_2026_07_28_clients_listen_stream(
+    warden_bin, daemon, upstream, tmp_path
+):
+    running = through_daemon(warden_bin, daemon, upstream, tmp_path)
+    try:
+        before, after, denied = run(running.url, "2026-07-28", relisting_on_a_listen_stream_after_a_hot_swap(daemon))
     finally:
         running.stop()
     assert before == ["add"]

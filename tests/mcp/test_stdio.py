@@ -435,6 +435,36 @@ def test_through_the_daemon_a_hot_swap_tells_the_client_to_list_the_tools_again(
     assert decision(denied)["code"] == "perm.rule_deny"
 
 
+def relisting_on_a_listen_stream_after_a_hot_swap(daemon: Any) -> Any:
+    """A `2026-07-28` client's steps: open a listen stream for tool changes,
+    list the tools, swap the daemon's policy for one that also denies `add`,
+    wait for the stream's event, list again and call `add`."""
+    from conftest import DAEMON_POLICY
+
+    from mcp.shared.subscriptions import ToolsListChanged
+
+    async def steps(client: Any) -> Any:
+        async with client.listen(tools_list_changed=True) as subscription:
+            assert subscription.honored.tools_list_changed, subscription.honored
+            before = await tool_names(client)
+            daemon.reload(DAEMON_POLICY.replace('deny: ["mcp__py__shout"]', 'deny: ["mcp__py__shout", "mcp__py__add"]'))
+            event = await asyncio.wait_for(subscription.__aiter__().__anext__(), timeout=30)
+            assert isinstance(event, ToolsListChanged), event
+            after = await tool_names(client)
+            return before, after, await client.call_tool("add", {"a": 1, "b": 2})
+
+    return steps
+
+
+def test_through_the_daemon_a_hot_swap_is_told_on_a_2026_07_28_clients_listen_stream(warden_bin, daemon, py_server):
+    command = behind_warden(warden_bin, through(daemon), "py", py_server)
+    before, after, denied = run(command, "2026-07-28", relisting_on_a_listen_stream_after_a_hot_swap(daemon),
+                                env=daemon_env())
+    assert before == ["add", "note"]
+    assert after == ["note"]
+    assert decision(denied)["code"] == "perm.rule_deny"
+
+
 def test_an_ask_is_denied_in_band_as_ask_unavailable(warden_bin, tmp_path, py_server):
     config = tmp_path / "asking.yaml"
     config.write_text('permissions:\n  mode: full_auto\n  ask: ["mcp__py__add"]\n')

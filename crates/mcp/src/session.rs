@@ -63,6 +63,10 @@ struct State {
     client_info: Option<Value>,
     /// The client's `initialize` in flight, by its id's JSON text.
     initializing: Option<String>,
+    /// A `2026-07-28` client's open `subscriptions/listen` streams that asked
+    /// for `toolsListChanged`, by their id's JSON text (the id itself is the
+    /// value): Warden says on each when a hot swap may change the tools.
+    listening: HashMap<String, Value>,
     /// The server's `initialize` answer told the client that the tool list
     /// may change: the session may say when it does.
     announced: bool,
@@ -145,13 +149,41 @@ impl Session {
 
     /// `notifications/tools/list_changed`, for a client that was told the tool
     /// list may change (a `2025-11-25` handshake through this session);
-    /// `None` for any other (a `2026-07-28` client hears of changes on
-    /// `subscriptions/listen`, not relayed yet).
+    /// `None` for any other.
+    #[deprecated(
+        since = "0.1.0",
+        note = "use `Session::list_changes`, which also tells a `2026-07-28` client's listen streams"
+    )]
     pub fn list_changed(&self) -> Option<String> {
         self.state().announced.then(|| {
             serde_json::json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
                 .to_string()
         })
+    }
+
+    /// Every line that tells the client its tool list may have changed (a
+    /// hot swap): `notifications/tools/list_changed` once for a
+    /// `2025-11-25` handshake through this session that was told the list may
+    /// change, and once on each open `2026-07-28` `subscriptions/listen`
+    /// stream that asked for `toolsListChanged`, carrying its
+    /// `subscriptionId`. None for a client that was told nothing.
+    pub fn list_changes(&self) -> Vec<String> {
+        let state = self.state();
+        let mut lines = Vec::new();
+        if state.announced {
+            lines.push(
+                serde_json::json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+                    .to_string(),
+            );
+        }
+        for id in state.listening.values() {
+            lines.push(
+                serde_json::json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
+                       "params": {"_meta": {SUBSCRIPTION_ID: id}}})
+                .to_string(),
+            );
+        }
+        lines
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -227,8 +259,25 @@ impl Session {
                 state.elicitation = Modes::declared(message.get("params"));
                 as_sent()
             }
+            ("subscriptions/listen", Some(id)) => {
+                let tools = message
+                    .get("params")
+                    .and_then(|p| p.get("notifications"))
+                    .and_then(|n| n.get("toolsListChanged"));
+                if self.announces_list_changes && tools == Some(&Value::Bool(true)) {
+                    self.state().listening.insert(id.to_string(), id);
+                }
+                as_sent()
+            }
             ("notifications/cancelled", None) if self.release_cancelled(&message) => {
                 Route::Drop("the client cancelled a call held for its answer")
+            }
+            ("notifications/cancelled", None) => {
+                // A listen stream the client closes (stdio) is no longer told.
+                if let Some(request) = message.get("params").and_then(|p| p.get("requestId")) {
+                    self.state().listening.remove(&request.to_string());
+                }
+                as_sent()
             }
             _ => as_sent(),
         }
@@ -386,7 +435,7 @@ impl Session {
             return Route::Client(line.to_string());
         };
         let Some(id) = message.get("id").cloned() else {
-            return Route::Client(line.to_string());
+            return self.server_notification(message, line);
         };
         if message.contains_key("method") {
             // A request to the client: under an id of Warden's.
@@ -401,6 +450,8 @@ impl Session {
         if self.announces_list_changes && self.initialized(&id) {
             return self.announce(message, line);
         }
+        // The answer to a listen request ends its stream.
+        self.state().listening.remove(&id.to_string());
         if !self.state().listing.remove(&id.to_string()) {
             return Route::Client(line.to_string());
         }
@@ -718,6 +769,47 @@ impl Session {
         };
         tools.insert("listChanged".into(), Value::Bool(true));
         self.state().announced = true;
+        forward(Route::Client, message)
+    }
+}
+
+/// The `_meta` key naming the `subscriptions/listen` request a notification
+/// rides on (`2026-07-28`).
+const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
+impl Session {
+    /// A notification from the server: as it came, except the
+    /// acknowledgment of a listen stream that asked for `toolsListChanged`,
+    /// which says Warden honors it (Warden tells of the changes its policy
+    /// makes, whatever the server does).
+    fn server_notification(&self, mut message: Map<String, Value>, line: &str) -> Route {
+        if message.get("method").and_then(Value::as_str)
+            != Some("notifications/subscriptions/acknowledged")
+        {
+            return Route::Client(line.to_string());
+        }
+        let Some(Value::Object(params)) = message.get_mut("params") else {
+            return Route::Client(line.to_string());
+        };
+        let listening = params
+            .get("_meta")
+            .and_then(|meta| meta.get(SUBSCRIPTION_ID))
+            .is_some_and(|id| self.state().listening.contains_key(&id.to_string()));
+        let honored = params
+            .get("notifications")
+            .and_then(|n| n.get("toolsListChanged"));
+        if !listening || honored == Some(&Value::Bool(true)) {
+            return Route::Client(line.to_string());
+        }
+        match params
+            .entry("notifications")
+            .or_insert_with(|| Value::Object(Map::new()))
+        {
+            Value::Object(notifications) => {
+                notifications.insert("toolsListChanged".into(), Value::Bool(true));
+            }
+            _ => return Route::Client(line.to_string()),
+        }
         forward(Route::Client, message)
     }
 }

@@ -336,14 +336,17 @@ fn watch_policy(session: &Session, judge: &dyn Judge, to_client: &Mutex<std::io:
         let Some(now) = judge.generation() else {
             continue;
         };
-        if seen.is_some_and(|seen| seen != now)
-            && let Some(line) = session.list_changed()
-        {
-            tracing::info!(
-                generation = now,
-                "the policy changed: the client lists the tools again"
-            );
-            send_to_client(to_client, &line);
+        if seen.is_some_and(|seen| seen != now) {
+            let lines = session.list_changes();
+            if !lines.is_empty() {
+                tracing::info!(
+                    generation = now,
+                    "the policy changed: the client lists the tools again"
+                );
+            }
+            for line in lines {
+                send_to_client(to_client, &line);
+            }
         }
         seen = Some(now);
     }

@@ -22,6 +22,7 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -190,6 +191,8 @@ pub(crate) fn run(args: HttpArgs, judge: Arc<dyn Judge + Send + Sync>) -> anyhow
         announce,
         state_key,
         sessions: Mutex::new(HashMap::new()),
+        listeners: Arc::new(Mutex::new(HashMap::new())),
+        next_listener: AtomicU64::new(0),
     });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -256,6 +259,33 @@ struct Proxy {
     state_key: Option<[u8; 32]>,
     /// Sessions, by the id the proxy gave the client.
     sessions: Mutex<HashMap<String, Bound>>,
+    /// Open `2026-07-28` `subscriptions/listen` streams (a POST's answer), by
+    /// a number of the proxy's own: their session and where the proxy's own
+    /// messages for the stream go.
+    listeners: Listeners,
+    next_listener: AtomicU64,
+}
+
+/// Open listen streams: each one's session, and where the proxy's own
+/// messages for it go.
+type Listeners = Arc<Mutex<HashMap<u64, (Arc<Session>, broadcast::Sender<String>)>>>;
+
+/// A listen stream's place in [`Proxy::listeners`], given up when the
+/// stream ends.
+struct Listening {
+    listeners: Listeners,
+    key: u64,
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        lock(&self.listeners).remove(&self.key);
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // Each update is one insert or remove: consistent across a panic.
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// One client's session: the upstream's id for it, who opened it, and the
@@ -383,8 +413,7 @@ impl Proxy {
     }
 
     fn sessions(&self) -> std::sync::MutexGuard<'_, HashMap<String, Bound>> {
-        // Each update is one insert or remove: consistent across a panic.
-        self.sessions.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.sessions)
     }
 
     /// Keeps a new session under an id of the proxy's own, forgetting the
@@ -440,10 +469,14 @@ impl Proxy {
         let id = message.as_ref().and_then(|m| m.get("id")).cloned();
         let is_request =
             message.as_ref().is_some_and(|m| m.get("method").is_some()) && id.is_some();
-        let initialize = message
+        let method = message
             .as_ref()
             .and_then(|m| m.get("method"))
-            .is_some_and(|m| m == "initialize");
+            .and_then(Value::as_str);
+        let initialize = method == Some("initialize");
+        // A 2026-07-28 listen stream (no session) hears the proxy's own
+        // messages on the POST's answer.
+        let listens = method == Some("subscriptions/listen") && current.id.is_none();
         let session = current.session.clone();
         let judge = self.judge.clone();
         let route =
@@ -489,8 +522,26 @@ impl Proxy {
             ));
         }
         let session_id = minted.or(current.id.clone());
-        self.relay(answer, &current, session_id, is_request, id.as_ref())
-            .await
+        let mut response = self
+            .relay(answer, &current, session_id, is_request, id.as_ref())
+            .await;
+        if listens && response.status().is_success() && is_event_stream(response.headers()) {
+            let (notices, heard) = broadcast::channel(NOTICES);
+            let key = self.next_listener.fetch_add(1, Ordering::Relaxed);
+            lock(&self.listeners).insert(key, (current.session.clone(), notices));
+            let listening = Listening {
+                listeners: self.listeners.clone(),
+                key,
+            };
+            let relayed = std::mem::take(response.body_mut()).into_data_stream();
+            let stream = with_notices(relayed, heard).map(move |item| {
+                // Held for as long as the stream lives.
+                let _ = &listening;
+                item
+            });
+            *response.body_mut() = Body::from_stream(stream);
+        }
+        response
     }
 
     /// The client's GET stream (server-to-client messages), relayed.
@@ -672,8 +723,9 @@ impl Proxy {
 
 /// Every [`POLICY_POLL`], the daemon's policy generation; when it moves (a
 /// hot swap), each session told that its tool list may change hears
-/// `notifications/tools/list_changed` on its GET stream. A generation that
-/// cannot be read is skipped, not a change.
+/// `notifications/tools/list_changed` on its GET stream, and each open
+/// `2026-07-28` listen stream that asked for it on that stream. A generation
+/// that cannot be read is skipped, not a change.
 async fn watch_policy(proxy: Arc<Proxy>) {
     let generation = |proxy: &Arc<Proxy>| {
         let judge = proxy.judge.clone();
@@ -686,16 +738,21 @@ async fn watch_policy(proxy: Arc<Proxy>) {
             continue;
         };
         if seen.is_some_and(|seen| seen != now) {
-            let sessions: Vec<Bound> = proxy.sessions().values().cloned().collect();
-            let mut told = 0;
-            for bound in sessions {
-                if let Some(line) = bound.session.list_changed() {
-                    told += usize::from(bound.notices.send(line).is_ok());
+            let mut told: Vec<(Arc<Session>, broadcast::Sender<String>)> = proxy
+                .sessions()
+                .values()
+                .map(|bound| (bound.session.clone(), bound.notices.clone()))
+                .collect();
+            told.extend(lock(&proxy.listeners).values().cloned());
+            let mut lines = 0;
+            for (session, notices) in told {
+                for line in session.list_changes() {
+                    lines += usize::from(notices.send(line).is_ok());
                 }
             }
             tracing::info!(
                 generation = now,
-                sessions = told,
+                notifications = lines,
                 "the policy changed: the clients list the tools again"
             );
         }

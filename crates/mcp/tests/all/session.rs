@@ -388,3 +388,96 @@ fn a_clients_claim_for_the_log_loses_control_characters_and_is_cut_to_the_daemon
     assert!(claim.len() <= warden_mcp::MAX_CLAIM_BYTES);
     assert!(!claim.chars().any(char::is_control));
 }
+
+// 2026-07-28: `list_changed` rides on `subscriptions/listen` streams.
+
+fn listen(id: u64, tools: bool) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": {
+        "notifications": {"toolsListChanged": tools, "resourceSubscriptions": ["file:///a"]},
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}})
+    .to_string()
+}
+
+fn acknowledged(id: u64, notifications: Value) -> String {
+    json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": {
+        "_meta": {"io.modelcontextprotocol/subscriptionId": id}, "notifications": notifications}})
+    .to_string()
+}
+
+/// A session that announces list changes, with the listen stream `id` open.
+fn listening(id: u64) -> (Session, ByName) {
+    let judge = ByName::default();
+    let session = Session::new("py").announcing_list_changes();
+    assert_eq!(
+        session.from_client(&listen(id, true), &judge),
+        Route::Server(listen(id, true))
+    );
+    (session, judge)
+}
+
+#[test]
+fn a_listen_stream_that_asked_for_tool_changes_is_told_of_a_hot_swap_under_its_subscription_id() {
+    let (session, _) = listening(4);
+    let lines: Vec<Value> = session
+        .list_changes()
+        .iter()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
+               "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": 4}}})
+        ]
+    );
+}
+
+#[test]
+fn the_servers_acknowledgment_says_warden_honors_tool_changes_the_server_left_out() {
+    let (session, judge) = listening(4);
+    let ack = to_client(session.from_server(
+        &acknowledged(4, json!({"resourceSubscriptions": ["file:///a"]})),
+        &judge,
+    ));
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({"resourceSubscriptions": ["file:///a"], "toolsListChanged": true})
+    );
+    assert_eq!(
+        ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        4
+    );
+}
+
+#[test]
+fn an_acknowledgment_of_a_stream_that_did_not_ask_for_tool_changes_is_relayed_as_it_came() {
+    let judge = ByName::default();
+    let session = Session::new("py").announcing_list_changes();
+    session.from_client(&listen(5, false), &judge);
+    let ack = acknowledged(5, json!({}));
+    assert_eq!(session.from_server(&ack, &judge), Route::Client(ack));
+    assert!(session.list_changes().is_empty());
+}
+
+#[test]
+fn a_listen_stream_the_server_ended_or_the_client_cancelled_is_no_longer_told() {
+    let (session, judge) = listening(4);
+    let end = json!({"jsonrpc": "2.0", "id": 4, "result": {}}).to_string();
+    assert_eq!(session.from_server(&end, &judge), Route::Client(end));
+    assert!(session.list_changes().is_empty());
+
+    let (session, judge) = listening(6);
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 6}})
+    .to_string();
+    assert_eq!(session.from_client(&cancel, &judge), Route::Server(cancel));
+    assert!(session.list_changes().is_empty());
+}
+
+#[test]
+fn a_session_that_does_not_announce_list_changes_tells_a_listen_stream_nothing() {
+    let judge = ByName::default();
+    let session = Session::new("py");
+    session.from_client(&listen(4, true), &judge);
+    assert!(session.list_changes().is_empty());
+}
