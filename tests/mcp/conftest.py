@@ -42,6 +42,16 @@ def fs_server(node_dir: Path) -> list[str]:
 
 
 @pytest.fixture(scope="session")
+def rmcp_client() -> str:
+    """rmcp's client (tests/mcp/rmcp-client), built by scripts/test into
+    target/rmcp-client."""
+    default = ROOT / "target" / "rmcp-client" / "debug" / "warden-rmcp-client"
+    binary = Path(os.environ.get("RMCP_CLIENT", str(default)))
+    assert binary.is_file(), f"rmcp's client is not built at {binary} (scripts/test builds it)"
+    return str(binary)
+
+
+@pytest.fixture(scope="session")
 def py_server() -> list[str]:
     return [sys.executable, str(HERE / "py_server.py")]
 

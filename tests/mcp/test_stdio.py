@@ -478,6 +478,22 @@ def test_an_ask_is_denied_in_band_as_ask_unavailable(warden_bin, tmp_path, py_se
     assert [reason["code"] for reason in denial["reasons"]] == ["warden.ask_unavailable", "perm.rule_ask"]
 
 
+def test_rmcps_client_speaking_2026_07_28_lists_without_the_denied_tool_and_reads_a_denial_in_band(
+    warden_bin, config, rmcp_client, py_server
+):
+    command = behind_warden(warden_bin, ["--config", str(config)], "py", py_server)
+    calls = [["add", {"a": 2, "b": 3}], ["shout", {"text": "hi"}]]
+    out = subprocess.run([rmcp_client, json.dumps(calls), *command], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["protocol"] == "2026-07-28"
+    assert report["tools"] == ["add", "note"]
+    allowed, denied = (call["result"] for call in report["calls"])
+    assert not allowed["isError"] and allowed["content"][0]["text"] == "5"
+    assert denied["isError"] and denied["resultType"] == "complete"
+    assert denied["_meta"]["dev.warden/decision"]["code"] == "perm.rule_deny"
+
+
 def test_the_typescript_sdk_v1_client_reads_a_denial_of_a_tool_with_an_output_schema(
     warden_bin, config, data, fs_server, node_dir
 ):
