@@ -34,6 +34,8 @@ pub mod gate;
 pub mod grant;
 pub mod interaction;
 pub mod journal;
+#[cfg(feature = "sqlite")]
+pub mod lease;
 pub mod mcp_ask;
 #[cfg(feature = "postgres")]
 pub mod postgres;

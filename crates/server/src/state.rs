@@ -27,6 +27,7 @@ use crate::shares::{self, Shares};
 use crate::throttle::SignInThrottle;
 use crate::workers::{PoolError, WorkerPool};
 use warden::Warden;
+use warden_approval::lease::{Holder, LEASE_TTL, Lease};
 use warden_approval::{ApprovalGate, Durability};
 
 /// The swap audit log, in the data directory.
@@ -192,6 +193,27 @@ pub struct DaemonState {
     pub(crate) sessions: Sessions,
     /// `http://<bound address>`, where `server.public_url` is not set.
     pub(crate) bound_url: std::sync::OnceLock<String>,
+    /// This daemon's hold on a SQLite store, given up when it stops.
+    _lease: Option<Lease>,
+}
+
+/// The lease on a SQLite store (crates/approval/src/lease.rs): one daemon per
+/// store file. PostgreSQL stores are shared by design and take none.
+fn lease(
+    store: &warden_approval::StoreConfig,
+    data_dir: &Path,
+    node: &str,
+) -> Result<Option<Lease>, ServeError> {
+    if !matches!(store.backend, warden_approval::Backend::Sqlite) {
+        return Ok(None);
+    }
+    let holder = Holder {
+        host: warden_log::stamp::host_name(),
+        node: node.to_string(),
+        pid: std::process::id(),
+    };
+    let path = data_dir.join(warden_approval::sqlite::STORE_FILE);
+    Ok(Some(Lease::acquire(&path, &holder, LEASE_TTL)?))
 }
 
 impl DaemonState {
@@ -207,18 +229,19 @@ impl DaemonState {
         // A provider that cannot be configured stops the start.
         let warden = Arc::new(Warden::new_healthy(&config.core)?);
         let limits = settings.limits;
+        let node_name = config
+            .server
+            .node_name()
+            .map_err(|(key, message)| config.core.invalid(format!("server.{key}"), message))?;
         let opened =
             warden_approval::backend::open(&config.store, &data_dir, limits.store_busy_timeout())?;
-        tracing::info!(store = %opened.mode, "approval store opened");
+        let lease = lease(&config.store, &data_dir, &node_name)?;
+        tracing::info!(store = %opened.mode, leased = lease.is_some(), "approval store opened");
         let gate = ApprovalGate::new(warden.clone(), opened.store);
         // The decision-signing key also signs the log's checkpoints.
         let checkpoint_key = warden::decision_log::checkpoint_key(&config.core)?;
         let decisions = DecisionLog::open_signed(&config.decision_log, &data_dir, checkpoint_key)?;
         decisions.set_policy(settings.arguments);
-        let node_name = config
-            .server
-            .node_name()
-            .map_err(|(key, message)| config.core.invalid(format!("server.{key}"), message))?;
         decisions.set_node_name(node_name.clone());
         let swaps = JsonLines::open(&data_dir.join(SWAP_LOG))?;
         let metrics = Metrics::new();
@@ -267,6 +290,7 @@ impl DaemonState {
             notifier,
             sessions: Sessions::new(),
             bound_url: std::sync::OnceLock::new(),
+            _lease: lease,
         })
     }
 

@@ -52,6 +52,26 @@ pub fn server_block(watch: bool) -> String {
 pub fn serve_refused(yaml: &str, env: impl FnOnce(&mut Command)) -> (Option<i32>, String) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("warden.yaml"), yaml).unwrap();
+    let mut command = serve_command(dir.path());
+    env(&mut command);
+    let out = command.output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The first line `child` printed on its (piped) stdout.
+pub fn first_line(child: &mut Child) -> String {
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    line
+}
+
+/// `warden serve` on `dir`'s `warden.yaml`, in `dir`, on a free loopback port.
+pub fn serve_command(dir: &Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_warden"));
     command
         .args([
@@ -61,13 +81,8 @@ pub fn serve_refused(yaml: &str, env: impl FnOnce(&mut Command)) -> (Option<i32>
             "--listen",
             "127.0.0.1:0",
         ])
-        .current_dir(dir.path());
-    env(&mut command);
-    let out = command.output().unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+        .current_dir(dir);
+    command
 }
 
 /// A `guardrails:` block with one allowlist provider.
@@ -183,10 +198,7 @@ impl Daemon {
             .stderr(stderr)
             .spawn()
             .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
+        let line = first_line(&mut child);
         let Some(addr) = line.trim().strip_prefix("warden: listening on ") else {
             let _ = child.wait();
             panic!(

@@ -40,6 +40,7 @@ mod shadow;
 mod signing;
 mod soak;
 mod state_dir;
+mod store_lease;
 mod surfaces;
 mod throttle;
 mod tools_offered;
