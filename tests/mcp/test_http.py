@@ -22,7 +22,14 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from conftest import DAEMON_POLICY, DAEMON_TOKEN
-from test_stdio import decision, relisting_after_a_hot_swap, relisting_on_a_listen_stream_after_a_hot_swap
+from test_stdio import (
+    add_and_shout,
+    decision,
+    logged_calls,
+    logging_config,
+    relisting_after_a_hot_swap,
+    relisting_on_a_listen_stream_after_a_hot_swap,
+)
 
 HERE = Path(__file__).resolve().parent
 REVISIONS = ["legacy", "2026-07-28"]
@@ -306,6 +313,17 @@ def test_through_the_daemon_a_hot_swap_is_told_on_a_2026_07_28_clients_listen_st
     assert after == []
     assert decision(denied)["code"] == "perm.rule_deny"
     assert upstream.calls() == []
+
+
+def test_with_config_and_decision_log_each_judged_call_is_logged_with_its_server(warden_bin, upstream, tmp_path):
+    config = logging_config(tmp_path, POLICY)
+    running = start_proxy(warden_bin, upstream, ["--config", str(config), "--decision-log"], tmp_path)
+    try:
+        allowed, denied = run(running.url, "legacy", add_and_shout)
+    finally:
+        running.stop()
+    assert not allowed.is_error and denied.is_error
+    assert logged_calls(tmp_path) == [("mcp__py__add", "allow", "py"), ("mcp__py__shout", "deny", "py")]
 
 
 def test_an_https_upstream_is_refused_at_start_with_what_to_do_instead(warden_bin, tmp_path):

@@ -465,6 +465,36 @@ def test_through_the_daemon_a_hot_swap_is_told_on_a_2026_07_28_clients_listen_st
     assert decision(denied)["code"] == "perm.rule_deny"
 
 
+def logging_config(directory: Path, policy: str) -> Path:
+    """`policy` with the library's decision log in `directory`/data."""
+    config = directory / "logging.yaml"
+    config.write_text(f"{policy}data_dir: {directory / 'data'}\ndecision_log:\n  enabled: true\n  path: decisions.jsonl\n")
+    return config
+
+
+def logged_calls(directory: Path) -> list[tuple[str, str, str]]:
+    """(tool, verdict, server) of each line of the library's decision log in `directory`/data."""
+    lines = (directory / "data" / "decisions.jsonl").read_text().splitlines()
+    return [(line["tool_name"], line["verdict"], line["mcp_server"]) for line in map(json.loads, lines)]
+
+
+def add_and_shout(client: Any) -> Any:
+    async def steps(session: Any) -> Any:
+        return await session.call_tool("add", {"a": 2, "b": 3}), await session.call_tool("shout", {"text": "hi"})
+
+    return steps(client)
+
+
+def test_with_config_and_decision_log_each_judged_call_is_logged_with_its_server(warden_bin, tmp_path, py_server):
+    from conftest import POLICY
+
+    config = logging_config(tmp_path, POLICY)
+    command = behind_warden(warden_bin, ["--config", str(config), "--decision-log"], "py", py_server)
+    allowed, denied = run(command, "legacy", add_and_shout)
+    assert not allowed.is_error and denied.is_error
+    assert logged_calls(tmp_path) == [("mcp__py__add", "allow", "py"), ("mcp__py__shout", "deny", "py")]
+
+
 def test_an_ask_is_denied_in_band_as_ask_unavailable(warden_bin, tmp_path, py_server):
     config = tmp_path / "asking.yaml"
     config.write_text('permissions:\n  mode: full_auto\n  ask: ["mcp__py__add"]\n')

@@ -103,6 +103,10 @@ pub trait Judge {
         Err("this proxy records no client's answer".into())
     }
 
+    /// Writes out what the judge still holds (its decision log's last
+    /// lines), before the process ends.
+    fn flush(&self) {}
+
     /// [`Judge::offered`] for every tool of a listing at once, in order (one
     /// round trip where the judge is remote).
     fn offered_all(&self, tool_names: &[String]) -> Vec<bool> {

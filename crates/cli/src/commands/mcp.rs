@@ -73,10 +73,15 @@ struct StdioArgs {
     /// the server's environment).
     #[arg(long, requires = "daemon", value_name = "VAR")]
     token_env: Option<String>,
-    /// Judge in this process with this configuration (no decision log, no
-    /// approvals; see docs/mcp.md).
+    /// Judge in this process with this configuration (no approvals; see
+    /// docs/mcp.md).
     #[arg(long)]
     config: Option<PathBuf>,
+    /// With `--config`: write the decision log the configuration's
+    /// `decision_log:` section describes, in its data directory. One process
+    /// per log file: give each proxy its own `decision_log.path`.
+    #[arg(long, requires = "config")]
+    decision_log: bool,
     /// The server's name in `mcp__<server>__<tool>` (default: the command's
     /// file name). Use the name the client gives the server.
     #[arg(long)]
@@ -99,7 +104,7 @@ pub(crate) fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
         Transport::Http(args) => {
             check_server_name(args.server_name())?;
             let (daemon, token_env, config) = args.policy();
-            let judge = judge_for(daemon, token_env, config)?;
+            let judge = judge_for(daemon, token_env, config, args.decision_log())?;
             mcp_http::run(args, judge)
         }
     }
@@ -115,6 +120,7 @@ fn stdio(args: StdioArgs) -> anyhow::Result<ExitCode> {
         args.daemon.as_deref(),
         args.token_env.as_deref(),
         args.config.as_deref(),
+        args.decision_log,
     )?;
     let mut command = Command::new(&args.command[0]);
     command
@@ -153,11 +159,13 @@ pub(crate) fn state_key() -> anyhow::Result<[u8; 32]> {
 }
 
 /// The policy a proxy judges with: the daemon's (`--daemon URL --token-env
-/// VAR`), or a configuration's, in this process (`--config FILE`).
+/// VAR`), or a configuration's, in this process (`--config FILE`), writing
+/// the library's decision log where `decision_log` asks for it.
 fn judge_for(
     daemon: Option<&str>,
     token_env: Option<&str>,
     config: Option<&std::path::Path>,
+    decision_log: bool,
 ) -> anyhow::Result<Arc<dyn Judge + Send + Sync>> {
     Ok(match (daemon, config) {
         (Some(url), _) => {
@@ -168,9 +176,11 @@ fn judge_for(
         }
         (None, Some(path)) => {
             let config = load_command_config(Some(path), "mcp")?;
-            Arc::new(InProcess {
-                warden: Warden::new_healthy(&config.core)?,
-            })
+            let warden = Warden::new_healthy(&config.core)?;
+            if decision_log {
+                warden.log_decisions(&config.core)?;
+            }
+            Arc::new(InProcess { warden })
         }
         (None, None) => unreachable!("clap requires --daemon or --config"),
     })
@@ -237,6 +247,7 @@ fn proxy(
         // Ends with the process.
         std::thread::spawn(move || watch_policy(&session, judge.as_ref(), &to_client));
     }
+    let flushed = judge.clone();
     std::thread::spawn(move || {
         from_client_loop(to_server, &session, judge.as_ref(), &to_client);
         let _ = closed.send(Closed::Client);
@@ -252,6 +263,7 @@ fn proxy(
         }
     };
     let _ = std::io::stdout().flush();
+    flushed.flush();
     Ok(match status.code() {
         Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
         None => ExitCode::from(1),
@@ -459,6 +471,12 @@ impl Judge for InProcess {
             .snapshot()
             .permissions()
             .denies_by_name(tool_name)
+    }
+
+    fn flush(&self) {
+        if let Some(log) = self.warden.decision_log() {
+            log.flush();
+        }
     }
 }
 

@@ -59,6 +59,9 @@ const MAX_ANSWER_BYTES: usize = 64 * 1024 * 1024;
 /// forgotten (its client gets a 404 and starts a new session, as MCP says).
 const MAX_SESSIONS: usize = 10_000;
 
+/// How long answers in flight get to finish once the proxy is stopped.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
 /// How many of the proxy's own messages wait for a session's GET stream.
 const NOTICES: usize = 16;
 
@@ -108,6 +111,11 @@ pub(crate) struct HttpArgs {
     /// are the clients' tokens unless `--client-tokens` names another file.
     #[arg(long)]
     config: Option<PathBuf>,
+    /// With `--config`: write the decision log the configuration's
+    /// `decision_log:` section describes, in its data directory. One process
+    /// per log file: give each proxy its own `decision_log.path`.
+    #[arg(long, requires = "config")]
+    decision_log: bool,
     /// A configuration whose `server.tokens` clients present (agent and
     /// internal roles; the daemon's file works). Required with `--daemon`.
     #[arg(long, value_name = "FILE")]
@@ -126,6 +134,11 @@ impl HttpArgs {
     /// The server's name in `mcp__<server>__<tool>`.
     pub(crate) fn server_name(&self) -> &str {
         &self.server_name
+    }
+
+    /// `--decision-log`.
+    pub(crate) fn decision_log(&self) -> bool {
+        self.decision_log
     }
 
     /// What judges: `--daemon`, `--token-env` and `--config`.
@@ -231,15 +244,44 @@ async fn serve(proxy: Arc<Proxy>, listen: SocketAddr, path: String) -> anyhow::R
     if proxy.announce {
         tokio::spawn(watch_policy(proxy.clone()));
     }
+    let judge = proxy.judge.clone();
     let app = axum::Router::new()
         .route(&path, axum::routing::any(handle))
         .with_state(proxy);
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await
-        .context("serving MCP over HTTP")
+    // Stopped, the proxy lets answers in flight finish, for a bounded time:
+    // a client's GET stream never ends by itself.
+    let (stop, stopping) = tokio::sync::watch::channel(false);
+    let served = axum::serve(listener, app).with_graceful_shutdown(async move {
+        stopped().await;
+        let _ = stop.send(true);
+    });
+    let grace = async move {
+        let mut stopping = stopping;
+        let _ = stopping.wait_for(|stopping| *stopping).await;
+        tokio::time::sleep(SHUTDOWN_GRACE).await;
+    };
+    let served = tokio::select! {
+        served = std::future::IntoFuture::into_future(served) => served.context("serving MCP over HTTP"),
+        () = grace => Ok(()),
+    };
+    judge.flush();
+    served
+}
+
+/// Resolves on Ctrl-C or SIGTERM (a service manager's stop).
+async fn stopped() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut terminate) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = terminate.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }
 
 /// The proxy's state, shared by every request.
