@@ -28,6 +28,7 @@ use warden_types::request::ToolCall;
 use warden_types::{CallContext, Caller};
 
 use crate::commands::input::load_command_config;
+use crate::commands::mcp_daemon::{POLICY_POLL, state_key};
 use crate::commands::{mcp_asks, mcp_http};
 
 /// The longest line read from either side; a longer client message is
@@ -39,10 +40,6 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 /// How long one decision may take through the daemon.
 const DAEMON_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// How often the proxy reads the daemon's policy generation, to tell the
-/// client when the tool list may have changed.
-pub(crate) const POLICY_POLL: Duration = Duration::from_secs(1);
 
 // The arguments of `warden mcp`; its description is the subcommand's, in cli.rs.
 #[derive(Args)]
@@ -147,15 +144,6 @@ fn stdio(args: StdioArgs) -> anyhow::Result<ExitCode> {
             .with_state_key(state_key()?);
     }
     proxy(&mut child, Arc::new(session), judge, watch)
-}
-
-/// A key for sealing `2026-07-28` asks' `requestState`, drawn at random:
-/// secret to this process, so a state outlives neither it nor a restart.
-pub(crate) fn state_key() -> anyhow::Result<[u8; 32]> {
-    let mut key = [0u8; 32];
-    getrandom::fill(&mut key)
-        .map_err(|e| anyhow::anyhow!("reading the system's randomness: {e}"))?;
-    Ok(key)
 }
 
 /// The policy a proxy judges with: the daemon's (`--daemon URL --token-env

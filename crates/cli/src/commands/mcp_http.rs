@@ -45,7 +45,7 @@ use warden_mcp::{Judge, Route, Session, transport_error};
 use warden_server::{Access, Principal, Tokens};
 
 use crate::commands::input::load_command_config;
-use crate::commands::mcp::{POLICY_POLL, state_key};
+use crate::commands::mcp_daemon::{POLICY_POLL, state_key};
 use crate::commands::mcp_upstream::{self, Upstream};
 
 /// The largest message a client may POST, as `warden mcp stdio` reads.

@@ -16,6 +16,7 @@ pub(crate) mod keygen;
 pub(crate) mod log;
 pub(crate) mod mcp;
 mod mcp_asks;
+mod mcp_daemon;
 mod mcp_http;
 mod mcp_upstream;
 pub(crate) mod new;
