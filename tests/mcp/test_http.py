@@ -265,15 +265,9 @@ def test_a_call_the_upstream_cannot_answer_is_a_json_rpc_error_in_a_200(proxy, u
 
 @pytest.mark.parametrize("mode", REVISIONS)
 def test_through_the_daemon_a_denial_is_logged_and_an_allowed_call_runs(warden_bin, daemon, upstream, tmp_path, mode):
-    clients = tmp_path / "clients.yaml"
-    clients.write_text(POLICY)
-    policy = ["--daemon", daemon.url, "--token-env", "WARDEN_MCP_TOKEN", "--client-tokens", str(clients)]
-    running = start_proxy(warden_bin, upstream, policy, tmp_path)
+    running = through_daemon(warden_bin, daemon, upstream, tmp_path)
     try:
-        async def steps(client: Any) -> Any:
-            return await client.call_tool("add", {"a": 2, "b": 3}), await client.call_tool("shout", {"text": "hi"})
-
-        allowed, denied = run(running.url, mode, steps)
+        allowed, denied = run(running.url, mode, add_and_shout)
     finally:
         running.stop()
     assert allowed.content[0].text == "5"
@@ -283,36 +277,34 @@ def test_through_the_daemon_a_denial_is_logged_and_an_allowed_call_runs(warden_b
     assert upstream.calls() == ["add"]
 
 
-def test_through_the_daemon_a_hot_swap_tells_the_client_on_its_get_stream_to_list_the_tools_again(
-    warden_bin, daemon, upstream, tmp_path
-):
-    clients = tmp_path / "clients.yaml"
-    clients.write_text(POLICY)
-    policy = ["--daemon", daemon.url, "--token-env", "WARDEN_MCP_TOKEN", "--client-tokens", str(clients)]
-    running = start_proxy(warden_bin, upstream, policy, tmp_path)
-    on_message, steps = relisting_after_a_hot_swap(daemon)
+def relisted_without_add(warden_bin: str, daemon: Any, upstream: Upstream, directory: Path, mode: str,
+                         steps: Any, **options: Any) -> None:
+    """`steps` (a hot swap that also denies `add`, as test_stdio's) through
+    `warden mcp http --daemon`: `add` listed before, gone after, then denied,
+    and the upstream never called."""
+    running = through_daemon(warden_bin, daemon, upstream, directory)
     try:
-        before, after, denied = run(running.url, "legacy", steps, message_handler=on_message)
+        before, after, denied = run(running.url, mode, steps, **options)
     finally:
         running.stop()
     assert before == ["add"]
     assert after == []
     assert decision(denied)["code"] == "perm.rule_deny"
     assert upstream.calls() == []
+
+
+def test_through_the_daemon_a_hot_swap_tells_the_client_on_its_get_stream_to_list_the_tools_again(
+    warden_bin, daemon, upstream, tmp_path
+):
+    on_message, steps = relisting_after_a_hot_swap(daemon)
+    relisted_without_add(warden_bin, daemon, upstream, tmp_path, "legacy", steps, message_handler=on_message)
 
 
 def test_through_the_daemon_a_hot_swap_is_told_on_a_2026_07_28_clients_listen_stream(
     warden_bin, daemon, upstream, tmp_path
 ):
-    running = through_daemon(warden_bin, daemon, upstream, tmp_path)
-    try:
-        before, after, denied = run(running.url, "2026-07-28", relisting_on_a_listen_stream_after_a_hot_swap(daemon))
-    finally:
-        running.stop()
-    assert before == ["add"]
-    assert after == []
-    assert decision(denied)["code"] == "perm.rule_deny"
-    assert upstream.calls() == []
+    steps = relisting_on_a_listen_stream_after_a_hot_swap(daemon)
+    relisted_without_add(warden_bin, daemon, upstream, tmp_path, "2026-07-28", steps)
 
 
 def test_with_config_and_decision_log_each_judged_call_is_logged_with_its_server(warden_bin, upstream, tmp_path):

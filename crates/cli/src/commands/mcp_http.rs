@@ -567,7 +567,7 @@ impl Proxy {
         let mut response = self
             .relay(answer, &current, session_id, is_request, id.as_ref())
             .await;
-        if listens && response.status().is_success() && is_event_stream(response.headers()) {
+        if listens && is_relayed_stream(&response) {
             let (notices, heard) = broadcast::channel(NOTICES);
             let key = self.next_listener.fetch_add(1, Ordering::Relaxed);
             lock(&self.listeners).insert(key, (current.session.clone(), notices));
@@ -575,13 +575,7 @@ impl Proxy {
                 listeners: self.listeners.clone(),
                 key,
             };
-            let relayed = std::mem::take(response.body_mut()).into_data_stream();
-            let stream = with_notices(relayed, heard).map(move |item| {
-                // Held for as long as the stream lives.
-                let _ = &listening;
-                item
-            });
-            *response.body_mut() = Body::from_stream(stream);
+            put_notices(&mut response, heard, listening);
         }
         response
     }
@@ -600,11 +594,9 @@ impl Proxy {
                 let notices = current.notices.as_ref().map(broadcast::Sender::subscribe);
                 let mut response = self.relay(answer, &current, session_id, false, None).await;
                 if let Some(notices) = notices
-                    && response.status().is_success()
-                    && is_event_stream(response.headers())
+                    && is_relayed_stream(&response)
                 {
-                    let relayed = std::mem::take(response.body_mut()).into_data_stream();
-                    *response.body_mut() = Body::from_stream(with_notices(relayed, notices));
+                    put_notices(&mut response, notices, ());
                 }
                 response
             }
@@ -802,7 +794,22 @@ async fn watch_policy(proxy: Arc<Proxy>) {
     }
 }
 
-/// The relayed GET stream with the proxy's own messages put in between its
+/// Puts the proxy's own messages from `notices` in between the events of
+/// the relayed stream `response`; `held` lives as long as the stream.
+fn put_notices(
+    response: &mut Response,
+    notices: broadcast::Receiver<String>,
+    held: impl Send + 'static,
+) {
+    let relayed = std::mem::take(response.body_mut()).into_data_stream();
+    let stream = with_notices(relayed, notices).map(move |item| {
+        let _ = &held;
+        item
+    });
+    *response.body_mut() = Body::from_stream(stream);
+}
+
+/// A relayed SSE stream with the proxy's own messages put in between its
 /// events; it ends when the upstream's does.
 fn with_notices(
     relayed: impl Stream<Item = Result<Bytes, axum::Error>> + Send + 'static,
@@ -829,11 +836,14 @@ fn with_notices(
         .filter_map(std::future::ready)
 }
 
-fn is_event_stream(headers: &HeaderMap) -> bool {
-    headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| essence(v) == "text/event-stream")
+/// Whether `response` relays the upstream's SSE stream (a success).
+fn is_relayed_stream(response: &Response) -> bool {
+    response.status().is_success()
+        && response
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| essence(v) == "text/event-stream")
 }
 
 /// The upstream's body, a chunk at a time.
