@@ -28,6 +28,7 @@
 
 #![deny(missing_docs)]
 
+pub mod announce;
 pub mod backend;
 pub mod durability;
 pub mod gate;
@@ -46,6 +47,7 @@ mod row;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 pub mod store;
+pub mod transfer;
 pub mod unjudged;
 pub mod validate;
 

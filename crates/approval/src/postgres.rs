@@ -16,6 +16,8 @@
 //! connection, and a database that cannot be reached is
 //! [`StoreError::Unavailable`], never a hang.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use postgres::error::SqlState;
@@ -24,10 +26,15 @@ use postgres::{NoTls, Transaction};
 use r2d2_postgres::PostgresConnectionManager;
 
 use super::grant::{Grant, GrantFilter};
+use crate::announce::{Announcer, Heard, Listening};
 use crate::row::{Body, Row, columns, decode_event, decode_grant, json, purged};
 use crate::store::{
     ApprovalEvent, ApprovalRecord, ApprovalStore, Expected, Inserted, JournalFilter, ListFilter,
     StoreError, now_ms, requests_digest,
+};
+use crate::transfer::{
+    self, APPROVAL_COLUMNS, ApprovalRow, Contents, EVENT_COLUMNS, EventRow, GRANT_COLUMNS,
+    GrantRow, Occupied,
 };
 use warden_types::approval::Resolution;
 
@@ -133,6 +140,9 @@ impl Default for PoolOptions {
 /// Approvals in a PostgreSQL database.
 pub struct PostgresApprovalStore {
     pool: Pool,
+    /// How to connect: the listener of announcements opens a connection of
+    /// its own with it.
+    config: postgres::Config,
     /// Host, port and database, for logs and errors (never the password).
     database: String,
 }
@@ -148,7 +158,7 @@ impl PostgresApprovalStore {
             config.connect_timeout(options.timeout);
         }
         let shown = describe(&config);
-        let manager = PostgresConnectionManager::new(config, NoTls);
+        let manager = PostgresConnectionManager::new(config.clone(), NoTls);
         let pool = r2d2::Pool::builder()
             .max_size(options.max_size)
             // No connection is opened before one is needed: the first
@@ -159,6 +169,7 @@ impl PostgresApprovalStore {
             .build_unchecked(manager);
         let store = PostgresApprovalStore {
             pool,
+            config,
             database: shown.clone(),
         };
         let mut client = store.client().map_err(|e| StoreError::Open {
@@ -706,4 +717,276 @@ impl ApprovalStore for PostgresApprovalStore {
             .map(|row| decode_event(row.get(0), row.get(1), row.get(2)))
             .collect()
     }
+
+    fn export(&self) -> Result<Contents, StoreError> {
+        // One snapshot of the three tables.
+        let mut client = self.client()?;
+        let mut tx = client
+            .build_transaction()
+            .isolation_level(postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .map_err(db)?;
+        let approvals = tx
+            .query(
+                &format!("SELECT {APPROVAL_COLUMNS} FROM approvals ORDER BY seq"),
+                &[],
+            )
+            .map_err(db)?
+            .iter()
+            .map(|row| ApprovalRow {
+                approval_id: row.get(0),
+                principal: row.get(1),
+                thread_id: row.get(2),
+                run_id: row.get(3),
+                status: row.get(4),
+                version: row.get(5),
+                created_at: row.get(6),
+                expires_at_ms: row.get(7),
+                resolved_at_ms: row.get(8),
+                requests_digest: row.get(9),
+                consumption_id: row.get(10),
+                resume_key: row.get(11),
+                resume_digest: row.get(12),
+                purged: row.get(13),
+                body: row.get(14),
+                resolution: row.get(15),
+                consumed_at: row.get(16),
+            })
+            .collect();
+        let events = tx
+            .query(
+                &format!("SELECT {EVENT_COLUMNS} FROM approval_events ORDER BY seq"),
+                &[],
+            )
+            .map_err(db)?
+            .iter()
+            .map(|row| EventRow {
+                at: row.get(0),
+                kind: row.get(1),
+                principal: row.get(2),
+                thread_id: row.get(3),
+                approval_id: row.get(4),
+                run_id: row.get(5),
+                event: row.get(6),
+            })
+            .collect();
+        let grants = tx
+            .query(
+                &format!("SELECT {GRANT_COLUMNS} FROM grants ORDER BY seq"),
+                &[],
+            )
+            .map_err(db)?
+            .iter()
+            .map(|row| GrantRow {
+                grant_id: row.get(0),
+                principal: row.get(1),
+                thread_id: row.get(2),
+                expires_at_ms: row.get(3),
+                revoked_at_ms: row.get(4),
+                body: row.get(5),
+            })
+            .collect();
+        tx.commit().map_err(db)?;
+        Ok(Contents {
+            approvals,
+            events,
+            grants,
+        })
+    }
+
+    fn import(&self, contents: &Contents) -> Result<Result<(), Occupied>, StoreError> {
+        self.transaction(|tx| {
+            // No daemon writes between the count and the copy.
+            tx.batch_execute("LOCK TABLE approvals, approval_events, grants IN EXCLUSIVE MODE")
+                .map_err(db)?;
+            let mut count = |table: &str| -> Result<u64, StoreError> {
+                let row = tx
+                    .query_one(&format!("SELECT count(*) FROM {table}"), &[])
+                    .map_err(db)?;
+                Ok(row.get::<_, i64>(0) as u64)
+            };
+            let occupied = Occupied {
+                approvals: count("approvals")?,
+                events: count("approval_events")?,
+                grants: count("grants")?,
+            };
+            if !occupied.is_empty() {
+                return Ok(Err(occupied));
+            }
+            let insert = tx
+                .prepare(&transfer::insert("approvals", APPROVAL_COLUMNS))
+                .map_err(db)?;
+            for a in &contents.approvals {
+                tx.execute(
+                    &insert,
+                    &[
+                        &a.approval_id,
+                        &a.principal,
+                        &a.thread_id,
+                        &a.run_id,
+                        &a.status,
+                        &a.version,
+                        &a.created_at,
+                        &a.expires_at_ms,
+                        &a.resolved_at_ms,
+                        &a.requests_digest,
+                        &a.consumption_id,
+                        &a.resume_key,
+                        &a.resume_digest,
+                        &a.purged,
+                        &a.body,
+                        &a.resolution,
+                        &a.consumed_at,
+                    ],
+                )
+                .map_err(db)?;
+            }
+            let insert = tx
+                .prepare(&transfer::insert("approval_events", EVENT_COLUMNS))
+                .map_err(db)?;
+            for e in &contents.events {
+                tx.execute(
+                    &insert,
+                    &[
+                        &e.at,
+                        &e.kind,
+                        &e.principal,
+                        &e.thread_id,
+                        &e.approval_id,
+                        &e.run_id,
+                        &e.event,
+                    ],
+                )
+                .map_err(db)?;
+            }
+            let insert = tx
+                .prepare(&transfer::insert("grants", GRANT_COLUMNS))
+                .map_err(db)?;
+            for g in &contents.grants {
+                tx.execute(
+                    &insert,
+                    &[
+                        &g.grant_id,
+                        &g.principal,
+                        &g.thread_id,
+                        &g.expires_at_ms,
+                        &g.revoked_at_ms,
+                        &g.body,
+                    ],
+                )
+                .map_err(db)?;
+            }
+            Ok(Ok(()))
+        })
+    }
+
+    fn announcer(&self) -> Option<Arc<dyn Announcer>> {
+        Some(Arc::new(Notifier {
+            pool: self.pool.clone(),
+            config: self.config.clone(),
+            database: self.database.clone(),
+        }))
+    }
+}
+
+/// The channel pause events travel on between the daemons of one database.
+const CHANNEL: &str = "warden_pause_events";
+
+/// How long the listener waits for a notification before it looks whether it
+/// should stop (and whether its connection is still there).
+const LISTEN_POLL: Duration = Duration::from_millis(200);
+
+/// How long the listener waits before it connects again after losing the
+/// database.
+const RECONNECT_AFTER: Duration = Duration::from_secs(1);
+
+/// Announcements through PostgreSQL's `NOTIFY`: delivered to every session
+/// listening on the channel when the statement commits, in order.
+struct Notifier {
+    pool: Pool,
+    config: postgres::Config,
+    database: String,
+}
+
+impl Announcer for Notifier {
+    fn announce(&self, message: &str) -> Result<(), StoreError> {
+        let notify = || {
+            let mut client = self.pool.get().map_err(|e| StoreError::Unavailable {
+                message: e.to_string(),
+            })?;
+            Ok(client.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &message]))
+        };
+        // As a read, tried once more on a fresh connection when the pooled
+        // one was closed (a database restart): a message said twice only
+        // tells listeners twice to look.
+        match notify()? {
+            Err(e) if e.is_closed() => notify()?.map_err(db)?,
+            other => other.map_err(db)?,
+        };
+        Ok(())
+    }
+
+    fn listen(&self, mut heard: Box<dyn FnMut(Heard) + Send>) -> Result<Listening, StoreError> {
+        let first = listening(&self.config).map_err(|e| StoreError::Open {
+            path: self.database.clone(),
+            message: format!("listening for other nodes' pause events: {}", db(e)),
+        })?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let handle = Listening::new(stop.clone());
+        let config = self.config.clone();
+        let database = self.database.clone();
+        std::thread::Builder::new()
+            .name("warden-pg-listen".into())
+            .spawn(move || {
+                let mut client = Some(first);
+                while !stop.load(Ordering::Acquire) {
+                    let Some(connected) = client.as_mut() else {
+                        std::thread::sleep(RECONNECT_AFTER);
+                        match listening(&config) {
+                            Ok(fresh) => {
+                                tracing::info!(%database, "listening for pause events again");
+                                client = Some(fresh);
+                                heard(Heard::Gap);
+                            }
+                            Err(err) => tracing::debug!(%database, %err, "still no database"),
+                        }
+                        continue;
+                    };
+                    match next_notification(connected) {
+                        Ok(Some(payload)) => heard(Heard::Message(payload)),
+                        Ok(None) => {}
+                        Err(err) => {
+                            tracing::warn!(%database, %err, "lost the database; pause events from other nodes wait for it");
+                            client = None;
+                        }
+                    }
+                }
+            })
+            .map_err(|e| StoreError::Open {
+                path: self.database.clone(),
+                message: format!("starting the listener of pause events: {e}"),
+            })?;
+        Ok(handle)
+    }
+}
+
+/// A connection of its own that listens on [`CHANNEL`].
+fn listening(config: &postgres::Config) -> Result<postgres::Client, postgres::Error> {
+    let mut client = config.connect(NoTls)?;
+    client.batch_execute(&format!("LISTEN {CHANNEL}"))?;
+    Ok(client)
+}
+
+/// The next notification's payload, or `None` after [`LISTEN_POLL`] without
+/// one; a connection the server closed is an error.
+fn next_notification(client: &mut postgres::Client) -> Result<Option<String>, postgres::Error> {
+    use postgres::fallible_iterator::FallibleIterator;
+    let next = client.notifications().timeout_iter(LISTEN_POLL).next()?;
+    if next.is_none() && client.is_closed() {
+        // The iterator ends on a closed connection as on a timeout; a query
+        // tells them apart with the connection's own error.
+        client.batch_execute("")?;
+    }
+    Ok(next.map(|n| n.payload().to_string()))
 }

@@ -16,6 +16,10 @@ use crate::store::{
     ApprovalEvent, ApprovalRecord, ApprovalStore, Expected, Inserted, JournalFilter, ListFilter,
     ResumeKey, StoreError, now_ms, requests_digest,
 };
+use crate::transfer::{
+    self, APPROVAL_COLUMNS, ApprovalRow, Contents, EVENT_COLUMNS, EventRow, GRANT_COLUMNS,
+    GrantRow, Occupied,
+};
 use warden_types::approval::Resolution;
 
 /// The file name of the store inside the data directory.
@@ -760,5 +764,166 @@ impl ApprovalStore for SqliteApprovalStore {
         rows.into_iter()
             .map(|(seq, kind, text)| decode_event(seq, &kind, &text))
             .collect()
+    }
+
+    fn export(&self) -> Result<Contents, StoreError> {
+        self.read(|connection| {
+            let tx = connection.transaction().map_err(db)?;
+            let approvals = all(
+                &mut tx
+                    .prepare(&format!(
+                        "SELECT {APPROVAL_COLUMNS} FROM approvals ORDER BY rowid"
+                    ))
+                    .map_err(db)?,
+                [],
+                |row| {
+                    Ok(ApprovalRow {
+                        approval_id: row.get(0)?,
+                        principal: row.get(1)?,
+                        thread_id: row.get(2)?,
+                        run_id: row.get(3)?,
+                        status: row.get(4)?,
+                        version: row.get(5)?,
+                        created_at: row.get(6)?,
+                        expires_at_ms: row.get(7)?,
+                        resolved_at_ms: row.get(8)?,
+                        requests_digest: row.get(9)?,
+                        consumption_id: row.get(10)?,
+                        resume_key: row.get(11)?,
+                        resume_digest: row.get(12)?,
+                        purged: row.get(13)?,
+                        body: row.get(14)?,
+                        resolution: row.get(15)?,
+                        consumed_at: row.get(16)?,
+                    })
+                },
+            )?;
+            let events = all(
+                &mut tx
+                    .prepare(&format!(
+                        "SELECT {EVENT_COLUMNS} FROM approval_events ORDER BY seq"
+                    ))
+                    .map_err(db)?,
+                [],
+                |row| {
+                    Ok(EventRow {
+                        at: row.get(0)?,
+                        kind: row.get(1)?,
+                        principal: row.get(2)?,
+                        thread_id: row.get(3)?,
+                        approval_id: row.get(4)?,
+                        run_id: row.get(5)?,
+                        event: row.get(6)?,
+                    })
+                },
+            )?;
+            let grants = all(
+                &mut tx
+                    .prepare(&format!(
+                        "SELECT {GRANT_COLUMNS} FROM grants ORDER BY rowid"
+                    ))
+                    .map_err(db)?,
+                [],
+                |row| {
+                    Ok(GrantRow {
+                        grant_id: row.get(0)?,
+                        principal: row.get(1)?,
+                        thread_id: row.get(2)?,
+                        expires_at_ms: row.get(3)?,
+                        revoked_at_ms: row.get(4)?,
+                        body: row.get(5)?,
+                    })
+                },
+            )?;
+            Ok(Contents {
+                approvals,
+                events,
+                grants,
+            })
+        })
+    }
+
+    fn import(&self, contents: &Contents) -> Result<Result<(), Occupied>, StoreError> {
+        self.with(|connection| {
+            let tx = connection
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(db)?;
+            let count = |table: &str| -> Result<u64, StoreError> {
+                tx.query_row(&format!("SELECT count(*) FROM {table}"), [], |row| {
+                    row.get::<_, i64>(0)
+                })
+                .map(|n| n as u64)
+                .map_err(db)
+            };
+            let occupied = Occupied {
+                approvals: count("approvals")?,
+                events: count("approval_events")?,
+                grants: count("grants")?,
+            };
+            if !occupied.is_empty() {
+                return Ok(Err(occupied));
+            }
+            {
+                let mut insert = tx
+                    .prepare(&transfer::insert("approvals", APPROVAL_COLUMNS))
+                    .map_err(db)?;
+                for a in &contents.approvals {
+                    insert
+                        .execute(params![
+                            a.approval_id,
+                            a.principal,
+                            a.thread_id,
+                            a.run_id,
+                            a.status,
+                            a.version,
+                            a.created_at,
+                            a.expires_at_ms,
+                            a.resolved_at_ms,
+                            a.requests_digest,
+                            a.consumption_id,
+                            a.resume_key,
+                            a.resume_digest,
+                            a.purged,
+                            a.body,
+                            a.resolution,
+                            a.consumed_at,
+                        ])
+                        .map_err(db)?;
+                }
+                let mut insert = tx
+                    .prepare(&transfer::insert("approval_events", EVENT_COLUMNS))
+                    .map_err(db)?;
+                for e in &contents.events {
+                    insert
+                        .execute(params![
+                            e.at,
+                            e.kind,
+                            e.principal,
+                            e.thread_id,
+                            e.approval_id,
+                            e.run_id,
+                            e.event
+                        ])
+                        .map_err(db)?;
+                }
+                let mut insert = tx
+                    .prepare(&transfer::insert("grants", GRANT_COLUMNS))
+                    .map_err(db)?;
+                for g in &contents.grants {
+                    insert
+                        .execute(params![
+                            g.grant_id,
+                            g.principal,
+                            g.thread_id,
+                            g.expires_at_ms,
+                            g.revoked_at_ms,
+                            g.body
+                        ])
+                        .map_err(db)?;
+                }
+            }
+            tx.commit().map_err(db)?;
+            Ok(Ok(()))
+        })
     }
 }

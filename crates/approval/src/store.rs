@@ -376,6 +376,24 @@ pub trait ApprovalStore: Send + Sync {
 
     /// The journal entries the filter selects, oldest first.
     fn events(&self, filter: &JournalFilter) -> Result<Vec<ApprovalEvent>, StoreError>;
+
+    /// Everything this store holds, row for row, each table oldest first
+    /// ([`crate::transfer`]).
+    fn export(&self) -> Result<crate::transfer::Contents, StoreError>;
+
+    /// Writes `contents` into this store in one transaction, only if the
+    /// store holds no approval, journal entry or grant yet: otherwise
+    /// returns what it holds, writing nothing.
+    fn import(
+        &self,
+        contents: &crate::transfer::Contents,
+    ) -> Result<Result<(), crate::transfer::Occupied>, StoreError>;
+
+    /// How the daemons sharing this store tell each other of pauses; `None`
+    /// for a store one daemon owns (SQLite's), where there is no one to tell.
+    fn announcer(&self) -> Option<std::sync::Arc<dyn crate::announce::Announcer>> {
+        None
+    }
 }
 
 /// The digest that binds a consumption to the request mapping it validated.

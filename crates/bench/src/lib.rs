@@ -565,7 +565,44 @@ fn approval_postgres(calls: usize) -> anyhow::Result<Vec<Measurement>> {
         measure("evaluate on a thread, SQLite store", 1, calls, &|| {
             evaluate(&sqlite)
         }),
+        pause_event_between_nodes(&url, (calls / 10).max(1))?,
     ])
+}
+
+/// A pause event told by one daemon and heard by another through their
+/// database (`NOTIFY` on one store's pool, `LISTEN` on the other's own
+/// connection): what a console on node B waits after a pause on node A.
+fn pause_event_between_nodes(url: &str, events: usize) -> anyhow::Result<Measurement> {
+    use warden_approval::PostgresApprovalStore;
+    use warden_approval::announce::Heard;
+    use warden_approval::store::ApprovalStore;
+
+    let node_a = PostgresApprovalStore::connect(url, Default::default())?;
+    let node_b = PostgresApprovalStore::connect(url, Default::default())?;
+    let (sender, heard) = std::sync::mpsc::channel();
+    let _listening = node_b
+        .announcer()
+        .expect("a PostgreSQL store announces")
+        .listen(Box::new(move |h| {
+            let _ = sender.send(h);
+        }))?;
+    let heard = std::sync::Mutex::new(heard);
+    let announcer = node_a.announcer().expect("a PostgreSQL store announces");
+    let message = r#"{"from":"bench","event":{"kind":"paused","approval_id":"apr_bench","thread_id":"t","principal":"bench","run_id":"r","tools":["bash"],"at":"2026-12-06T00:00:00Z"}}"#;
+    Ok(measure(
+        "a pause event told on node A heard on node B (PostgreSQL NOTIFY)",
+        1,
+        events,
+        &|| {
+            announcer.announce(message).expect("announced");
+            let got = heard
+                .lock()
+                .expect("the listener's channel")
+                .recv_timeout(std::time::Duration::from_secs(5))
+                .expect("heard within 5 s");
+            assert_eq!(got, Heard::Message(message.into()));
+        },
+    ))
 }
 
 fn approval_resume(calls: usize) -> anyhow::Result<Vec<Measurement>> {

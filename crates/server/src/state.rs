@@ -237,6 +237,11 @@ impl DaemonState {
             warden_approval::backend::open(&config.store, &data_dir, limits.store_busy_timeout())?;
         let lease = lease(&config.store, &data_dir, &node_name)?;
         tracing::info!(store = %opened.mode, leased = lease.is_some(), "approval store opened");
+        // A store shared with other daemons carries their pause events too.
+        let events = match opened.store.announcer() {
+            Some(announcer) => Events::shared(announcer)?,
+            None => Events::new(),
+        };
         let gate = ApprovalGate::new(warden.clone(), opened.store);
         // The decision-signing key also signs the log's checkpoints.
         let checkpoint_key = warden::decision_log::checkpoint_key(&config.core)?;
@@ -286,7 +291,7 @@ impl DaemonState {
             connections,
             warden,
             gate,
-            events: Events::new(),
+            events,
             notifier,
             sessions: Sessions::new(),
             bound_url: std::sync::OnceLock::new(),

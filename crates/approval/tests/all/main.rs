@@ -64,4 +64,6 @@ macro_rules! on_store {
 on_store!($ on_sqlite, warden_testkit::approval::Store::Sqlite, sqlite: true, postgres: false);
 on_store!($ on_postgres, warden_testkit::approval::Store::Postgres, sqlite: false, postgres: true);
 
+mod announce;
 mod fuzz_corpus;
+mod transfer;

@@ -1,6 +1,7 @@
 //! The approval commands of the `warden` CLI: `warden gate` submits a model
 //! response; `warden approvals list | resume | clear | history` work on the
-//! store in the data directory. Output is JSON on stdout. Exit codes: 0 done,
+//! store in the data directory, and `warden approvals migrate` copies one
+//! store into another (`approval_migrate`). Output is JSON on stdout. Exit codes: 0 done,
 //! 2 a usage, request or configuration error, 3 a conflict (the thread waits
 //! for a human, or another resume won); a refused request also prints its JSON
 //! error body on stdout.
@@ -138,6 +139,19 @@ pub enum ApprovalsCommand {
         #[arg(long)]
         principal: Option<String>,
     },
+    /// Copy every approval, the journal and the grants from one store into
+    /// another that holds nothing yet: `--from sqlite:PATH --to postgres`.
+    /// The SQLite store is leased for the copy (no daemon may serve from it
+    /// meanwhile) and left as it was. Exit 3 when the target holds anything.
+    Migrate {
+        /// `sqlite:PATH` (the store file or its data directory), `postgres`
+        /// (the URL in $WARDEN_DATABASE_URL) or `postgres:VAR`.
+        #[arg(long)]
+        from: super::approval_migrate::StoreSpec,
+        /// The store to copy into, written as `--from`.
+        #[arg(long)]
+        to: super::approval_migrate::StoreSpec,
+    },
 }
 
 /// The largest decisions or response file read.
@@ -197,6 +211,13 @@ pub(crate) fn approvals(args: ApprovalsArgs) -> anyhow::Result<ExitCode> {
                 .collect();
             print_json(&views)
         }
+        ApprovalsCommand::Migrate { from, to } => match super::approval_migrate::run(&from, &to)? {
+            Ok(copied) => print_json(&copied),
+            Err(refusal) => {
+                eprintln!("warden: {refusal}");
+                Ok(ExitCode::from(3))
+            }
+        },
         ApprovalsCommand::History {
             store,
             thread,

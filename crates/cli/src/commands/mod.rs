@@ -2,6 +2,7 @@
 //! its `run`.
 
 pub(crate) mod approval;
+mod approval_migrate;
 pub(crate) mod bench;
 pub(crate) mod bundle;
 pub(crate) mod check;

@@ -108,7 +108,11 @@ pub(crate) async fn status_and_body(response: reqwest::Response) -> (u16, Value)
 }
 
 /// Reads the event stream until `wanted` appears in it (at most `within`).
-async fn read_until(response: &mut reqwest::Response, wanted: &str, within: Duration) -> String {
+pub(crate) async fn read_until(
+    response: &mut reqwest::Response,
+    wanted: &str,
+    within: Duration,
+) -> String {
     let mut seen = String::new();
     let deadline = tokio::time::Instant::now() + within;
     while !seen.contains(wanted) {

@@ -11,6 +11,7 @@ mod admission;
 mod approval_answers;
 mod approval_cli;
 mod approval_idempotency;
+mod approval_migrate;
 mod approval_roles;
 mod artifact_cache;
 mod attribution;

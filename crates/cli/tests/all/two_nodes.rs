@@ -1,12 +1,17 @@
 //! Two `warden serve` processes on one PostgreSQL database (the test
 //! PostgreSQL, a fresh database per test): a pause taken on one node is
 //! listed and resumed on the other, and of resumes raced across the two
-//! exactly one wins; a database outage answers 503 on the approval routes
-//! while evaluate keeps judging.
+//! exactly one wins; a pause made or answered on one node reaches the other's
+//! console; two nodes sweeping one database expire each approval once; a
+//! database outage answers 503 on the approval routes while evaluate keeps
+//! judging.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::common::daemon::*;
+use crate::console::{console, read_until, sign_in};
+use reqwest::Method;
 use serde_json::{Value, json};
 use warden_testkit::postgres::PgServer;
 
@@ -14,9 +19,14 @@ use warden_testkit::postgres::PgServer;
 const URL_ENV: &str = "WARDEN_DATABASE_URL";
 
 fn node(url: &str) -> Daemon {
+    node_with(url, "")
+}
+
+/// A node whose `hitl_approval:` has the keys `more` besides its store.
+fn node_with(url: &str, more: &str) -> Daemon {
     Daemon::launch(
         &format!(
-            "hitl_approval:\n  tools: [bash]\n  store: {{kind: postgres, url_env: {URL_ENV}}}\n{}{}",
+            "hitl_approval:\n  tools: [bash]\n  store: {{kind: postgres, url_env: {URL_ENV}}}\n{more}{}{}",
             allowlist("allowlist", &["bash", "read_file"], &[]),
             server_block(false)
         ),
@@ -139,6 +149,74 @@ async fn of_resumes_raced_across_two_nodes_exactly_one_wins_each_time() {
         assert_eq!(all["approvals"].as_array().unwrap().len(), 1, "{all}");
         assert_eq!(all["approvals"][0]["status"], "resumed", "{all}");
     }
+}
+
+#[tokio::test]
+async fn a_pause_made_and_answered_on_one_node_reaches_the_other_nodes_console() {
+    let url = PgServer::shared().database();
+    let (a, b) = (node(&url), node(&url));
+    let session = sign_in(&b).await;
+    let mut events = console(&b, Method::GET, "/console/api/events", &session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(events.status(), 200);
+    let outcome = pause(&a, "t-1").await;
+    let approval_id = outcome["approval_id"].as_str().unwrap();
+    let seen = read_until(&mut events, "event: paused", Duration::from_secs(10)).await;
+    assert!(seen.contains(approval_id), "{seen}");
+    assert!(seen.contains("\"tools\":[\"bash\"]"), "{seen}");
+    let (status, _) = approve_on(&a, "t-1", &outcome).await;
+    assert_eq!(status, 200);
+    let seen = read_until(&mut events, "event: resolved", Duration::from_secs(10)).await;
+    assert!(seen.contains(approval_id), "{seen}");
+}
+
+#[tokio::test]
+async fn two_nodes_sweeping_one_database_expire_each_approval_once() {
+    let url = PgServer::shared().database();
+    let (a, b) = (
+        node_with(&url, "  expire_after: 1s\n"),
+        node_with(&url, "  expire_after: 1s\n"),
+    );
+    let session = sign_in(&b).await;
+    let mut events = console(&b, Method::GET, "/console/api/events", &session)
+        .send()
+        .await
+        .unwrap();
+    let threads = ["t-1", "t-2", "t-3", "t-4"];
+    for thread in threads {
+        pause(&a, thread).await;
+    }
+    // Whichever node expired them, B's console is told to read again.
+    read_until(&mut events, "event: resync", Duration::from_secs(10)).await;
+    for thread in threads {
+        let path = format!("/v1/threads/{thread}/approvals?all=true");
+        let started = std::time::Instant::now();
+        loop {
+            let (_, page) = b.get(&path, Some(APPROVER)).await;
+            if page["approvals"][0]["status"] == "expired" {
+                break;
+            }
+            assert!(started.elapsed() < Duration::from_secs(10), "{page}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    // Both nodes swept every second; the journal holds one expiry each.
+    let expiries: Vec<i64> = tokio::task::spawn_blocking(move || {
+        let mut db = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+        db.query(
+            "SELECT count(*) FROM approval_events WHERE kind = 'expired' GROUP BY approval_id",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|row| row.get(0))
+        .collect()
+    })
+    .await
+    .unwrap();
+    assert_eq!(expiries, [1, 1, 1, 1]);
 }
 
 #[tokio::test]
