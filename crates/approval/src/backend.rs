@@ -21,6 +21,26 @@ pub struct Opened {
 /// Opens the store `config` names. `wait` bounds how long a call waits for
 /// the database (SQLite's lock, a pooled PostgreSQL connection).
 pub fn open(config: &StoreConfig, data_dir: &Path, wait: Duration) -> Result<Opened, StoreError> {
+    open_as(config, data_dir, wait, false)
+}
+
+/// As [`open`], for a daemon that serves from the store: a PostgreSQL store
+/// also keeps its index of waiting threads ([`crate::waiting`]), so that
+/// evaluate's check of a thread that does not wait needs no round trip.
+pub fn open_serving(
+    config: &StoreConfig,
+    data_dir: &Path,
+    wait: Duration,
+) -> Result<Opened, StoreError> {
+    open_as(config, data_dir, wait, true)
+}
+
+fn open_as(
+    config: &StoreConfig,
+    data_dir: &Path,
+    wait: Duration,
+    serving: bool,
+) -> Result<Opened, StoreError> {
     let durability = config.durability;
     match &config.backend {
         #[cfg(feature = "sqlite")]
@@ -49,6 +69,9 @@ pub fn open(config: &StoreConfig, data_dir: &Path, wait: Duration) -> Result<Ope
                 options.max_size = *size;
             }
             let store = crate::postgres::PostgresApprovalStore::connect(&url, options)?;
+            if serving {
+                store.watch_waiting()?;
+            }
             let mode = format!("postgres {}", store.database());
             Ok(Opened {
                 store: Arc::new(store),

@@ -424,6 +424,11 @@ impl ApprovalGate {
     /// human: for any other entry point that starts work on a thread, such as
     /// judging a single call with a `thread_id`.
     pub fn check_thread(&self, principal: &str, thread_id: &str) -> Result<(), ApprovalError> {
+        // A shared store's index may know the thread free without a round
+        // trip (crate::waiting); it never knows one waiting.
+        if self.store.known_free(principal, thread_id) {
+            return Ok(());
+        }
         match self.pending_on_thread(principal, thread_id)? {
             Some(pending) => Err(pending_error(&pending)),
             None => Ok(()),

@@ -50,6 +50,7 @@ pub mod store;
 pub mod transfer;
 pub mod unjudged;
 pub mod validate;
+pub mod waiting;
 
 #[cfg(feature = "postgres")]
 pub use self::postgres::PostgresApprovalStore;

@@ -18,7 +18,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use postgres::error::SqlState;
 use postgres::types::{ToSql, Type};
@@ -36,13 +36,14 @@ use crate::transfer::{
     self, APPROVAL_COLUMNS, ApprovalRow, Contents, EVENT_COLUMNS, EventRow, GRANT_COLUMNS,
     GrantRow, Occupied,
 };
+use crate::waiting::{HEARTBEAT, WINDOW as WAITING_WINDOW, Waiting};
 use warden_types::approval::Resolution;
 
 /// The newest schema this code knows; one entry of `MIGRATIONS` each.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// The migrations, in order: entry `n` takes the schema from `n` to `n + 1`.
-const MIGRATIONS: &[&str] = &[SCHEMA_1];
+const MIGRATIONS: &[&str] = &[SCHEMA_1, SCHEMA_2];
 
 /// Schema 1: the SQLite store's schema 4, in PostgreSQL's types; `seq`
 /// keeps insertion order (SQLite's rowid).
@@ -103,6 +104,35 @@ CREATE TABLE grants (
 CREATE INDEX grants_by_principal ON grants (principal, expires_at_ms);
 ";
 
+/// The channel a trigger tells every node on: a thread began or stopped
+/// waiting for a human ([`crate::waiting`]).
+const WAITING_CHANNEL: &str = "warden_waiting_threads";
+
+/// Schema 2: every change of an approval into or out of `pending` notifies
+/// [`WAITING_CHANNEL`] with `+KEY APPROVAL_ID` or `-KEY APPROVAL_ID`, KEY the
+/// hex SHA-256 of the principal, a zero byte and the thread id
+/// ([`crate::waiting::Waiting::key`]). A trigger, so that no write path (a
+/// pause, a resume, an expiry, a restore, a migration's copy) can skip it;
+/// delivered when its transaction commits, never for one rolled back.
+const SCHEMA_2: &str = "
+CREATE FUNCTION warden_thread_waits() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    waits  BOOLEAN := NEW.status = 'pending';
+    waited BOOLEAN := TG_OP = 'UPDATE' AND OLD.status = 'pending';
+BEGIN
+    IF waits <> waited THEN
+        PERFORM pg_notify('warden_waiting_threads',
+            CASE WHEN waits THEN '+' ELSE '-' END
+            || encode(sha256(convert_to(NEW.principal, 'UTF8') || '\\x00'::bytea
+                             || convert_to(NEW.thread_id, 'UTF8')), 'hex')
+            || ' ' || NEW.approval_id);
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER approvals_thread_waits AFTER INSERT OR UPDATE OF status ON approvals
+    FOR EACH ROW EXECUTE FUNCTION warden_thread_waits();
+";
+
 /// The table that records the schema version (one row).
 const VERSION_TABLE: &str = "CREATE TABLE IF NOT EXISTS warden_schema (
     one     BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (one),
@@ -143,6 +173,9 @@ pub struct PostgresApprovalStore {
     /// How to connect: the listener of announcements opens a connection of
     /// its own with it.
     config: postgres::Config,
+    /// The threads that wait, known without a round trip, once
+    /// [`PostgresApprovalStore::watch_waiting`] started keeping them.
+    waiting: std::sync::OnceLock<(Arc<Waiting>, Listening)>,
     /// Host, port and database, for logs and errors (never the password).
     database: String,
 }
@@ -170,6 +203,7 @@ impl PostgresApprovalStore {
         let store = PostgresApprovalStore {
             pool,
             config,
+            waiting: std::sync::OnceLock::new(),
             database: shown.clone(),
         };
         let mut client = store.client().map_err(|e| StoreError::Open {
@@ -183,6 +217,63 @@ impl PostgresApprovalStore {
     /// The database, as `postgres://host:port/db` (no credentials).
     pub fn database(&self) -> &str {
         &self.database
+    }
+
+    /// Starts keeping the index of waiting threads ([`crate::waiting`]) on a
+    /// connection and a thread of its own, so that evaluate's check of a
+    /// thread that does not wait needs no round trip; the daemon does this,
+    /// a one-shot command need not. Errors when the first connection cannot
+    /// be made. Calling it again does nothing.
+    pub fn watch_waiting(&self) -> Result<(), StoreError> {
+        if self.waiting.get().is_some() {
+            return Ok(());
+        }
+        let waiting = Arc::new(Waiting::new());
+        let first = watching(&self.config, &waiting).map_err(|e| StoreError::Open {
+            path: self.database.clone(),
+            message: format!("reading the threads that wait: {e}"),
+        })?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let handle = Listening::new(stop.clone());
+        let (config, database, index) =
+            (self.config.clone(), self.database.clone(), waiting.clone());
+        std::thread::Builder::new()
+            .name("warden-pg-waiting".into())
+            .spawn(move || {
+                let mut client = Some(first);
+                while !stop.load(Ordering::Acquire) {
+                    let Some(connected) = client.as_mut() else {
+                        std::thread::sleep(RECONNECT_AFTER);
+                        match watching(&config, &index) {
+                            Ok(fresh) => {
+                                tracing::info!(%database, "the index of waiting threads is kept again");
+                                client = Some(fresh);
+                            }
+                            Err(err) => tracing::debug!(%database, %err, "still no database"),
+                        }
+                        continue;
+                    };
+                    if let Err(err) = keep(connected, &index) {
+                        // Every call asks the database until the index is
+                        // read again whole.
+                        index.stale();
+                        tracing::warn!(%database, %err, "the index of waiting threads is lost; every call on a thread asks the database until it is back");
+                        client = None;
+                    }
+                }
+                index.stale();
+            })
+            .map_err(|e| StoreError::Open {
+                path: self.database.clone(),
+                message: format!("starting the index of waiting threads: {e}"),
+            })?;
+        let _ = self.waiting.set((waiting, handle));
+        Ok(())
+    }
+
+    /// The index of waiting threads, where it is kept.
+    fn waiting(&self) -> Option<&Waiting> {
+        self.waiting.get().map(|(waiting, _)| &**waiting)
     }
 
     fn client(
@@ -443,6 +534,11 @@ impl ApprovalStore for PostgresApprovalStore {
             append_event(tx, event)?;
             Ok(Inserted::Paused)
         })
+        .inspect(|inserted| {
+            if let (Inserted::Paused, Some(waiting)) = (inserted, self.waiting()) {
+                waiting.paused(&record.principal, &record.thread_id, &record.approval_id);
+            }
+        })
     }
 
     fn get(&self, approval_id: &str) -> Result<Option<ApprovalRecord>, StoreError> {
@@ -550,7 +646,8 @@ impl ApprovalStore for PostgresApprovalStore {
         consumption_id: &str,
         event: &ApprovalEvent,
     ) -> Result<bool, StoreError> {
-        self.transaction(|tx| {
+        let mut restored_on = None;
+        let restored = self.transaction(|tx| {
             let row = tx
                 .query_opt(
                     "SELECT principal, thread_id FROM approvals \
@@ -562,6 +659,7 @@ impl ApprovalStore for PostgresApprovalStore {
                 return Ok(false);
             };
             let (principal, thread): (String, String) = (row.get(0), row.get(1));
+            restored_on = Some((principal.clone(), thread.clone()));
             let blocked = || StoreError::RestoreBlocked {
                 approval_id: approval_id.to_string(),
             };
@@ -582,7 +680,13 @@ impl ApprovalStore for PostgresApprovalStore {
             }
             append_event(tx, event)?;
             Ok(true)
-        })
+        })?;
+        if let (true, Some((principal, thread)), Some(waiting)) =
+            (restored, &restored_on, self.waiting())
+        {
+            waiting.paused(principal, thread, approval_id);
+        }
+        Ok(restored)
     }
 
     fn consume(
@@ -881,6 +985,11 @@ impl ApprovalStore for PostgresApprovalStore {
         })
     }
 
+    fn known_free(&self, principal: &str, thread_id: &str) -> bool {
+        self.waiting()
+            .is_some_and(|waiting| waiting.known_free(principal, thread_id))
+    }
+
     fn announcer(&self) -> Option<Arc<dyn Announcer>> {
         Some(Arc::new(Notifier {
             pool: self.pool.clone(),
@@ -969,6 +1078,58 @@ impl Announcer for Notifier {
             })?;
         Ok(handle)
     }
+}
+
+/// A connection of its own that listens on [`WAITING_CHANNEL`], with the
+/// index read whole from the database after it began listening (what
+/// changed in between arrives as notifications, applied in order after it).
+fn watching(config: &postgres::Config, waiting: &Waiting) -> Result<postgres::Client, String> {
+    let mut client = config.connect(NoTls).map_err(|e| db(e).to_string())?;
+    client
+        .batch_execute(&format!("LISTEN {WAITING_CHANNEL}"))
+        .map_err(|e| db(e).to_string())?;
+    let threads = client
+        .query(
+            "SELECT principal, thread_id, approval_id FROM approvals WHERE status = 'pending'",
+            &[],
+        )
+        .map_err(|e| db(e).to_string())?
+        .iter()
+        .map(|row| (Waiting::key(row.get(0), row.get(1)), row.get(2)))
+        .collect();
+    waiting.replace(threads);
+    Ok(client)
+}
+
+/// One heartbeat of the index's connection: a round trip, the notifications
+/// that arrived before its answer applied, the index fresh for
+/// [`WAITING_WINDOW`] from when it was sent, then notifications applied as
+/// they come until the next. An error loses the connection.
+fn keep(client: &mut postgres::Client, waiting: &Waiting) -> Result<(), String> {
+    use postgres::fallible_iterator::FallibleIterator;
+    let sent = Instant::now();
+    client.batch_execute("").map_err(|e| db(e).to_string())?;
+    {
+        let mut notifications = client.notifications();
+        let mut queued = notifications.iter();
+        while let Some(notification) = queued.next().map_err(|e| db(e).to_string())? {
+            waiting.apply(notification.payload())?;
+        }
+    }
+    waiting.fresh_until(sent + WAITING_WINDOW);
+    let next = sent + HEARTBEAT;
+    while let Some(left) = next.checked_duration_since(Instant::now()) {
+        match client
+            .notifications()
+            .timeout_iter(left)
+            .next()
+            .map_err(|e| db(e).to_string())?
+        {
+            Some(notification) => waiting.apply(notification.payload())?,
+            None => break,
+        }
+    }
+    Ok(())
 }
 
 /// A connection of its own that listens on [`CHANNEL`].

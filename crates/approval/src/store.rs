@@ -389,6 +389,14 @@ pub trait ApprovalStore: Send + Sync {
         contents: &crate::transfer::Contents,
     ) -> Result<Result<(), crate::transfer::Occupied>, StoreError>;
 
+    /// True when this store knows, without asking its database, that the
+    /// principal's thread has no pending approval ([`crate::waiting`]):
+    /// evaluate's check of a thread may then skip the lookup. False (ask)
+    /// whenever it does not know for sure.
+    fn known_free(&self, _principal: &str, _thread_id: &str) -> bool {
+        false
+    }
+
     /// How the daemons sharing this store tell each other of pauses; `None`
     /// for a store one daemon owns (SQLite's), where there is no one to tell.
     fn announcer(&self) -> Option<std::sync::Arc<dyn crate::announce::Announcer>> {

@@ -542,8 +542,14 @@ fn approval_postgres(calls: usize) -> anyhow::Result<Vec<Measurement>> {
     let warden = std::sync::Arc::new(Warden::new(&config)?);
     let dir = ScratchDir::new("approval-postgres")?;
     let sqlite = ApprovalGate::open(warden.clone(), &dir.0, Durability::Normal)?;
+    // As a daemon opens it: with its index of waiting threads.
     let store = PostgresApprovalStore::connect(&url, Default::default())?;
-    let postgres = ApprovalGate::new(warden, std::sync::Arc::new(store));
+    store.watch_waiting()?;
+    let postgres = ApprovalGate::new(warden.clone(), std::sync::Arc::new(store));
+    let unindexed = ApprovalGate::new(
+        warden,
+        std::sync::Arc::new(PostgresApprovalStore::connect(&url, Default::default())?),
+    );
     let mut call = ToolCall::new("read_file", json!({"path": "README.md"}));
     call.context.thread_id = Some("bench-evaluate".into());
     let evaluate = |gate: &ApprovalGate| {
@@ -562,11 +568,72 @@ fn approval_postgres(calls: usize) -> anyhow::Result<Vec<Measurement>> {
         measure("evaluate on a thread, PostgreSQL store", 1, calls, &|| {
             evaluate(&postgres)
         }),
+        measure(
+            "evaluate on a thread, PostgreSQL store without its index (a query per call)",
+            1,
+            calls,
+            &|| evaluate(&unindexed),
+        ),
         measure("evaluate on a thread, SQLite store", 1, calls, &|| {
             evaluate(&sqlite)
         }),
         pause_event_between_nodes(&url, (calls / 10).max(1))?,
+        pause_known_on_another_node(&url, (calls / 20).max(1))?,
     ])
+}
+
+/// A pause committed through node A's store, and how long until node B's
+/// index of waiting threads knows it (from A's commit returning to B no
+/// longer knowing the thread free): the window in which B would judge a call
+/// on the thread as if it did not wait.
+fn pause_known_on_another_node(url: &str, pauses: usize) -> anyhow::Result<Measurement> {
+    use std::time::{Duration, Instant};
+    use warden_approval::store::ApprovalStore;
+    use warden_approval::{ApprovalGate, LOCAL_PRINCIPAL, ModelResponse, PostgresApprovalStore};
+    use warden_approval::{ResumeRequest, Reviewer, RunRef};
+
+    let yaml = "hitl_approval:\n  tools: [bash]\n  max_pending_per_principal: 1000000\n";
+    let warden = std::sync::Arc::new(Warden::new(&Config::parse(yaml, "<bench>", ".".into())?)?);
+    let node_a = ApprovalGate::new(
+        warden,
+        std::sync::Arc::new(PostgresApprovalStore::connect(url, Default::default())?),
+    );
+    let node_b = PostgresApprovalStore::connect(url, Default::default())?;
+    node_b.watch_waiting()?;
+    let response: ModelResponse = serde_json::from_value(json!({"message": {"tool_calls": [
+        {"id": "call_1", "name": "bash", "args": {"command": "git push origin main"}}
+    ]}}))?;
+    let reviewer = Reviewer::human("bench");
+    let mut samples = Vec::with_capacity(pauses);
+    for n in 0..pauses + 10 {
+        let thread = format!("bench-known-{n}-{}", std::process::id());
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !node_b.known_free(LOCAL_PRINCIPAL, &thread) {
+            anyhow::ensure!(Instant::now() < deadline, "node B's index is not fresh");
+            std::thread::yield_now();
+        }
+        let outcome = node_a.submit(&RunRef::new(&thread, "r"), &response, Caller::Agent)?;
+        let committed = Instant::now();
+        while node_b.known_free(LOCAL_PRINCIPAL, &thread) {
+            anyhow::ensure!(Instant::now() < deadline, "the pause never reached node B");
+            std::thread::yield_now();
+        }
+        if n >= 10 {
+            samples.push(committed.elapsed());
+        }
+        node_a.resume(
+            &reviewer,
+            &thread,
+            outcome.approval_id.as_deref(),
+            &ResumeRequest::reject_all(None),
+        )?;
+    }
+    Ok(summary(
+        "a pause on node A known to node B's index (PostgreSQL)",
+        1,
+        samples,
+        None,
+    ))
 }
 
 /// A pause event told by one daemon and heard by another through their

@@ -233,8 +233,11 @@ impl DaemonState {
             .server
             .node_name()
             .map_err(|(key, message)| config.core.invalid(format!("server.{key}"), message))?;
-        let opened =
-            warden_approval::backend::open(&config.store, &data_dir, limits.store_busy_timeout())?;
+        let opened = warden_approval::backend::open_serving(
+            &config.store,
+            &data_dir,
+            limits.store_busy_timeout(),
+        )?;
         let lease = lease(&config.store, &data_dir, &node_name)?;
         tracing::info!(store = %opened.mode, leased = lease.is_some(), "approval store opened");
         // A store shared with other daemons carries their pause events too.

@@ -67,3 +67,4 @@ on_store!($ on_postgres, warden_testkit::approval::Store::Postgres, sqlite: fals
 mod announce;
 mod fuzz_corpus;
 mod transfer;
+mod waiting;

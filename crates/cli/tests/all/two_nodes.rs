@@ -1,12 +1,16 @@
 //! Two `warden serve` processes on one PostgreSQL database (the test
 //! PostgreSQL, a fresh database per test): a pause taken on one node is
 //! listed and resumed on the other, and of resumes raced across the two
-//! exactly one wins; a pause made or answered on one node reaches the other's
+//! exactly one wins; a call on a thread paused on one node is refused by the
+//! other within the stated window; a pause made or answered on one node reaches the other's
 //! console; two nodes sweeping one database expire each approval once; a
 //! database outage answers 503 on the approval routes while evaluate keeps
-//! judging.
+//! judging; under load, a node killed with `kill -9` leaves every pause it
+//! made resumable on the other, and a database restart loses nothing and
+//! consumes nothing twice.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::common::daemon::*;
@@ -152,6 +156,26 @@ async fn of_resumes_raced_across_two_nodes_exactly_one_wins_each_time() {
 }
 
 #[tokio::test]
+async fn a_call_on_a_thread_paused_on_one_node_is_refused_by_the_other_once_the_window_passed() {
+    let url = PgServer::shared().database();
+    let (a, b) = (node(&url), node(&url));
+    let on = |thread: &str| json!({"tool_name": "read_file", "tool_input": {"path": "x"}, "context": {"thread_id": thread}});
+    // Node B judges a call on the thread (its index knows the thread free).
+    let (_, decision) = b.evaluate(AGENT, &on("t-1")).await;
+    assert_eq!(decision["verdict"], "allow", "{decision}");
+    let outcome = pause(&a, "t-1").await;
+    // The stated window (crates/approval/src/waiting.rs), 100 ms.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let (_, decision) = b.evaluate(AGENT, &on("t-1")).await;
+    assert_eq!(decision["verdict"], "deny", "{decision}");
+    assert_eq!(decision["reasons"][0]["code"], "warden.approval_pending");
+    assert_eq!(decision["metadata"]["approval_id"], outcome["approval_id"]);
+    // Another thread is judged as ever.
+    let (_, decision) = b.evaluate(AGENT, &on("t-2")).await;
+    assert_eq!(decision["verdict"], "allow", "{decision}");
+}
+
+#[tokio::test]
 async fn a_pause_made_and_answered_on_one_node_reaches_the_other_nodes_console() {
     let url = PgServer::shared().database();
     let (a, b) = (node(&url), node(&url));
@@ -265,4 +289,156 @@ async fn a_database_outage_answers_503_on_approvals_while_evaluate_keeps_judging
     let (status, body) = resumed.expect("the node reconnected");
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["calls"][0]["status"], "run");
+}
+
+/// The calls of the load: pauses of fresh threads on `pauses_on` (their
+/// names kept in `threads`), and evaluates on `judges`, until `stop`. Every
+/// answer from a node in `must_answer` must be a 200; a node killed meanwhile
+/// may answer nothing.
+fn load(
+    nodes: Arc<Vec<Daemon>>,
+    pauses_on: usize,
+    must_answer: &'static [usize],
+    stop: Arc<AtomicBool>,
+    threads: Arc<std::sync::Mutex<Vec<String>>>,
+) -> Vec<tokio::task::JoinHandle<usize>> {
+    let mut workers = Vec::new();
+    for worker in 0..2 {
+        let (nodes, stop, threads) = (nodes.clone(), stop.clone(), threads.clone());
+        workers.push(tokio::spawn(async move {
+            let mut sent = 0;
+            while !stop.load(Ordering::Acquire) {
+                let thread = format!("load-{worker}-{sent}");
+                threads.lock().unwrap().push(thread.clone());
+                let path = format!("/v1/threads/{thread}/runs/r-1/tool-calls");
+                let _ = nodes[pauses_on]
+                    .request(Method::POST, &path, Some(AGENT))
+                    .json(&git_push("c1"))
+                    .send()
+                    .await;
+                sent += 1;
+            }
+            sent
+        }));
+    }
+    for worker in 0..2 {
+        let (nodes, stop) = (nodes.clone(), stop.clone());
+        workers.push(tokio::spawn(async move {
+            let mut judged = 0;
+            while !stop.load(Ordering::Acquire) {
+                for (n, node) in nodes.iter().enumerate() {
+                    let call = json!({"tool_name": "read_file", "tool_input": {"path": "x"},
+                        "context": {"thread_id": format!("judged-{worker}")}});
+                    let answer = node
+                        .request(Method::POST, "/v1/evaluate", Some(AGENT))
+                        .json(&call)
+                        .send()
+                        .await;
+                    if must_answer.contains(&n) {
+                        let status = answer.map(|a| a.status().as_u16());
+                        assert!(matches!(status, Ok(200)), "node {n}: {status:?}");
+                        judged += 1;
+                    }
+                }
+            }
+            judged
+        }));
+    }
+    workers
+}
+
+/// Every approval still pending on the threads named, resumed on `node`:
+/// how many.
+async fn resume_every_pending(node: &Daemon, threads: &[String]) -> usize {
+    let mut resumed = 0;
+    for thread in threads {
+        let (status, page) = node
+            .get(&format!("/v1/threads/{thread}/approvals"), Some(AGENT))
+            .await;
+        assert_eq!(status, 200, "{page}");
+        for pending in page["approvals"].as_array().unwrap() {
+            let (status, resolution) = approve_on(node, thread, pending).await;
+            assert_eq!(status, 200, "{thread}: {resolution}");
+            assert_eq!(resolution["calls"][0]["status"], "run");
+            resumed += 1;
+        }
+    }
+    resumed
+}
+
+#[tokio::test]
+async fn a_node_killed_under_load_leaves_every_pause_it_made_resumable_on_the_other() {
+    let url = PgServer::shared().database();
+    let nodes = Arc::new(vec![node(&url), node(&url)]);
+    let (stop, threads) = (Arc::new(AtomicBool::new(false)), Arc::default());
+    // Node A pauses; node B judges throughout and must answer every call.
+    let workers = load(nodes.clone(), 0, &[1], stop.clone(), Arc::clone(&threads));
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    nodes[0].signal("KILL");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    stop.store(true, Ordering::Release);
+    let mut counts = Vec::new();
+    for worker in workers {
+        counts.push(worker.await.unwrap());
+    }
+    assert!(
+        counts.iter().all(|&n| n > 0),
+        "a worker sent nothing: {counts:?}"
+    );
+    let threads = threads.lock().unwrap().clone();
+    // Whatever node A committed before it died, node B resumes.
+    let resumed = resume_every_pending(&nodes[1], &threads).await;
+    assert!(resumed > 0, "no pause was committed before the kill");
+}
+
+#[tokio::test]
+async fn a_database_restart_under_load_loses_no_pause_and_consumes_none_twice() {
+    let server = PgServer::start().unwrap();
+    let url = server.database();
+    let nodes = Arc::new(vec![node(&url), node(&url)]);
+    let (stop, threads) = (Arc::new(AtomicBool::new(false)), Arc::default());
+    let workers = load(nodes.clone(), 0, &[], stop.clone(), Arc::clone(&threads));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    server.restart().unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    stop.store(true, Ordering::Release);
+    for worker in workers {
+        worker.await.unwrap();
+    }
+    let threads = threads.lock().unwrap().clone();
+    // The nodes reconnect by themselves: the first reads after the restart
+    // may find the pool's old connections closed and answer 503.
+    for _ in 0..100 {
+        let (status, _) = nodes[1]
+            .get("/v1/threads/t-none/approvals", Some(AGENT))
+            .await;
+        if status == 200 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let resumed = resume_every_pending(&nodes[1], &threads).await;
+    assert!(resumed > 0, "no pause was committed");
+    // Each pause was consumed once: one resume, journalled once, and none
+    // is pending any more.
+    let journal = tokio::task::spawn_blocking(move || {
+        let mut db = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+        let mut counts = |sql: &str| -> Vec<(String, i64)> {
+            db.query(sql, &[])
+                .unwrap()
+                .iter()
+                .map(|row| (row.get(0), row.get(1)))
+                .collect()
+        };
+        (
+            counts("SELECT approval_id, count(*) FROM approval_events WHERE kind = 'resumed' GROUP BY approval_id"),
+            counts("SELECT status, count(*) FROM approvals GROUP BY status"),
+        )
+    })
+    .await
+    .unwrap();
+    let (resumes, statuses) = journal;
+    assert_eq!(resumes.len(), resumed, "{resumes:?}");
+    assert!(resumes.iter().all(|(_, n)| *n == 1), "{resumes:?}");
+    assert_eq!(statuses, [("resumed".to_string(), resumed as i64)]);
 }
