@@ -87,6 +87,7 @@ impl Daemon {
             data_dir: Some(scratch.0.join("data")),
             watch: Some(false),
             dispatch,
+            ..ServeOptions::default()
         };
         let server = runtime.block_on(Server::start(&scratch.config(), options))?;
         Ok(Daemon {

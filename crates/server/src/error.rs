@@ -41,6 +41,10 @@ pub enum ServeError {
     /// `server.notify` cannot be used.
     #[error("{0}")]
     Notify(String),
+    /// The node name given on the command line (`--node-name`) cannot name
+    /// a node.
+    #[error("--node-name {0}")]
+    NodeName(String),
     /// The judging pool's threads could not be started.
     #[error("cannot start the judging threads: {0}")]
     Workers(std::io::Error),

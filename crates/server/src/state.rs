@@ -59,6 +59,9 @@ pub struct ServeOptions {
     pub listen: Option<SocketAddr>,
     /// Instead of the configuration's `data_dir`.
     pub data_dir: Option<PathBuf>,
+    /// Instead of `server.node_name` (a node of a fleet whose nodes share
+    /// one configuration file).
+    pub node_name: Option<String>,
     /// Instead of `server.watch_config`.
     pub watch: Option<bool>,
     /// How blocking work is run (`warden bench` measures the alternatives).
@@ -229,10 +232,17 @@ impl DaemonState {
         // A provider that cannot be configured stops the start.
         let warden = Arc::new(Warden::new_healthy(&config.core)?);
         let limits = settings.limits;
-        let node_name = config
-            .server
-            .node_name()
-            .map_err(|(key, message)| config.core.invalid(format!("server.{key}"), message))?;
+        let node_name = match &options.node_name {
+            Some(name) => {
+                warden_log::check_node_name(name)
+                    .map_err(|message| ServeError::NodeName(format!("'{name}': {message}")))?;
+                name.clone()
+            }
+            None => config
+                .server
+                .node_name()
+                .map_err(|(key, message)| config.core.invalid(format!("server.{key}"), message))?,
+        };
         let opened = warden_approval::backend::open_serving(
             &config.store,
             &data_dir,

@@ -18,6 +18,10 @@ pub(crate) struct ServeArgs {
     /// The data directory (default: the configuration's `data_dir`, ./.warden).
     #[arg(long)]
     data_dir: Option<PathBuf>,
+    /// This node's name, instead of `server.node_name` (default the host
+    /// name): for the nodes of a fleet that share one configuration file.
+    #[arg(long)]
+    node_name: Option<String>,
     /// Do not reload when the config file changes (SIGHUP and the admin
     /// endpoint still reload).
     #[arg(long)]
@@ -28,6 +32,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let options = warden_server::ServeOptions {
         listen: args.listen,
         data_dir: args.data_dir,
+        node_name: args.node_name,
         watch: args.no_watch.then_some(false),
         ..Default::default()
     };

@@ -21,6 +21,7 @@ mod console;
 mod daemon;
 mod daemon_approval;
 mod explain;
+mod fleet;
 mod hardening;
 mod hook;
 mod hot_swap;

@@ -3,7 +3,9 @@
 //! listed and resumed on the other, and of resumes raced across the two
 //! exactly one wins; a call on a thread paused on one node is refused by the
 //! other within the stated window; a pause made or answered on one node reaches the other's
-//! console; two nodes sweeping one database expire each approval once; a
+//! console, while a console session stays the node's it signed in on (the
+//! load balancer keeps a browser there); two nodes sweeping one database
+//! expire each approval once; a
 //! database outage answers 503 on the approval routes while evaluate keeps
 //! judging; under load, a node killed with `kill -9` leaves every pause it
 //! made resumable on the other, and a database restart loses nothing and
@@ -194,6 +196,21 @@ async fn a_pause_made_and_answered_on_one_node_reaches_the_other_nodes_console()
     assert_eq!(status, 200);
     let seen = read_until(&mut events, "event: resolved", Duration::from_secs(10)).await;
     assert!(seen.contains(approval_id), "{seen}");
+}
+
+#[tokio::test]
+async fn a_console_session_is_the_own_of_the_node_it_signed_in_on() {
+    let url = PgServer::shared().database();
+    let (a, b) = (node(&url), node(&url));
+    let session = sign_in(&a).await;
+    let on = |node| console(node, Method::GET, "/console/api/session", &session).send();
+    assert_eq!(on(&a).await.unwrap().status(), 200);
+    let elsewhere = on(&b).await.unwrap();
+    assert_eq!(elsewhere.status(), 401);
+    let body: Value = elsewhere.json().await.unwrap();
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("opened on another node"), "{message}");
+    assert!(message.contains("load balancer"), "{message}");
 }
 
 #[tokio::test]

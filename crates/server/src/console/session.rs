@@ -1,6 +1,8 @@
 //! The console's sessions: who signed in with which token, kept in memory
-//! (a restart signs everyone out). The checks every console request passes
-//! are in `signin`.
+//! (a restart signs everyone out). Each node keeps its own: with several
+//! nodes, the load balancer keeps a browser on the node it signed in on
+//! (sticky sessions; docs/deploy.md). The checks every console request
+//! passes are in `signin`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -70,10 +70,15 @@ pub fn signed_in(
 ) -> Result<(Session, Principal), ApiError> {
     let id = cookie(headers, SESSION_COOKIE)
         .ok_or_else(|| ApiError::unauthorized("not signed in to the console"))?;
-    let session = daemon
-        .sessions
-        .get(id)
-        .ok_or_else(|| ApiError::unauthorized("the console session has ended; sign in again"))?;
+    let session = daemon.sessions.get(id).ok_or_else(|| {
+        // Sessions live in the node that signed in (docs/deploy.md): one
+        // unknown here may be another node's.
+        ApiError::unauthorized(format!(
+            "the console session has ended, or was opened on another node than {}; sign in \
+             again (with several nodes, make the load balancer send each browser to one node)",
+            daemon.node_name
+        ))
+    })?;
     let Some(who) = daemon.tokens.load().authenticate_digest(&session.token) else {
         daemon.sessions.close(id);
         return Err(ApiError::unauthorized(
