@@ -1,14 +1,17 @@
 //! The approval store in a PostgreSQL database that several daemons share.
 //!
-//! The database decides, never a cache: every read goes to the database, and
-//! every write that matters is conditional in the database itself. At most
-//! one pending approval per thread is a unique partial index; consumption is
-//! one `UPDATE … WHERE status = 'pending' AND version = $v … RETURNING` inside
-//! a transaction, so that of two resumes sent to two nodes exactly one
-//! changes the row (PostgreSQL re-checks the `WHERE` of a row another
-//! transaction changed before it updates it). The quota is counted under a
-//! transaction lock on the principal, so two nodes cannot both take its last
-//! place.
+//! The database decides, never a cache: every read that decides goes to the
+//! database, and every write that matters is conditional in the database
+//! itself. At most one pending approval per thread is a unique partial
+//! index; consumption is one `UPDATE … WHERE status = 'pending' AND version =
+//! $v … RETURNING` inside a transaction, so that of two resumes sent to two
+//! nodes exactly one changes the row (PostgreSQL re-checks the `WHERE` of a
+//! row another transaction changed before it updates it). The quota is
+//! counted under a transaction lock on the principal, so two nodes cannot
+//! both take its last place. The one thing a node knows without a round trip
+//! is that a thread does not wait ([`crate::waiting`]), for evaluate's check
+//! of a call's thread, within a stated window; it never answers that a thread
+//! waits, and nothing that changes a row reads it.
 //!
 //! The store trait is synchronous and called from the daemon's worker
 //! threads, so the client is the synchronous `postgres` crate, behind a

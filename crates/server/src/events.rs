@@ -25,8 +25,9 @@ const CAPACITY: usize = 256;
 /// pause back) is not announced twice.
 const REMEMBERED: usize = 4096;
 
-/// Events one node may tell the others before it stops waiting for the
-/// database to take them (then the rest are dropped, and counted in the log).
+/// Events one node may have waiting to be told to the others; past it (the
+/// database is slow or away) an event is not told, with a warning in the
+/// log, and the other nodes' consoles catch up on their next read.
 const TELLING: usize = 1024;
 
 /// What happened to a pause.
