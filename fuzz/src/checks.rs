@@ -9,7 +9,9 @@ use std::collections::HashSet;
 use warden_analysis::{path, shell};
 use warden_policy::redact::Redactor;
 
-use super::wire::{AiMessage, Asserts, Caller, ToolCall, admit, list_calls, parse_model_response};
+use super::wire::{
+    AiMessage, Asserts, Caller, ToolCall, admit, list_calls, parse_model_response, split_pg_url,
+};
 
 /// The shell parser and flattener: any text is analysed without a panic, and
 /// what the analysis reports points into itself.
@@ -169,5 +171,26 @@ pub fn policy_suite(data: &[u8]) {
         let again = Suite::parse(text, "suite.yaml").expect("a suite read reads again");
         let names = |s: &Suite| s.cases.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
         assert_eq!(names(&suite), names(&again));
+    }
+}
+
+/// The PostgreSQL URL reader (`hitl_approval.store`'s URL, from the
+/// environment; `warden_approval::postgres_url`): no panic; what it leaves for
+/// the client names neither `sslmode` nor `sslrootcert`, and a URL's is left
+/// the same when read again.
+pub fn pg_url(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(split) = split_pg_url(text) else {
+        return;
+    };
+    let again = split_pg_url(&split.rest).expect("what is left reads again");
+    assert!(
+        again.mode.is_none() && again.root_cert.is_none(),
+        "{text:?}"
+    );
+    if text.starts_with("postgres://") || text.starts_with("postgresql://") {
+        assert_eq!(again.rest, split.rest);
     }
 }

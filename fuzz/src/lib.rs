@@ -17,6 +17,7 @@ pub mod wire {
 pub use warden_types::Caller;
     pub use warden_types::Asserts;
     pub use crate::proxies::TrustedProxies;
+    pub use crate::postgres_url::split as split_pg_url;
 
     /// `approval::ModelResponse` (in the host's gate module, which needs the
     /// whole host): a message and a context, nothing else.
@@ -39,6 +40,11 @@ pub use warden_types::Caller;
 
 #[path = "../../crates/server/src/proxies.rs"]
 pub mod proxies;
+
+/// The PostgreSQL URL reader (`crates/approval/src/postgres_url.rs`, std
+/// only: the approval crate links wasmtime).
+#[path = "../../crates/approval/src/postgres_url.rs"]
+pub mod postgres_url;
 
 /// The provider manifest reader (`crates/runtime/src/manifest.rs`): the
 /// runtime crate links wasmtime, its manifest module only wasmparser.

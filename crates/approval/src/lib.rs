@@ -40,6 +40,9 @@ pub mod lease;
 pub mod mcp_ask;
 #[cfg(feature = "postgres")]
 pub mod postgres;
+#[cfg(feature = "postgres")]
+pub mod postgres_tls;
+pub mod postgres_url;
 pub mod purge;
 pub mod resume;
 pub mod reviewer;

@@ -23,13 +23,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use postgres::Transaction;
 use postgres::error::SqlState;
 use postgres::types::{ToSql, Type};
-use postgres::{NoTls, Transaction};
 use r2d2_postgres::PostgresConnectionManager;
 
 use super::grant::{Grant, GrantFilter};
 use crate::announce::{Announcer, Heard, Listening};
+use crate::postgres_tls::{MakeTls, SslMode};
 use crate::row::{Body, Row, columns, decode_event, decode_grant, json, purged};
 use crate::store::{
     ApprovalEvent, ApprovalRecord, ApprovalStore, Expected, Inserted, JournalFilter, ListFilter,
@@ -148,7 +149,7 @@ const MIGRATION_LOCK: i64 = 0x7761_7264_656e;
 
 const SELECT: &str = concat!("SELECT ", columns!(), " FROM approvals");
 
-type Pool = r2d2::Pool<PostgresConnectionManager<NoTls>>;
+type Pool = r2d2::Pool<PostgresConnectionManager<MakeTls>>;
 
 /// The pool's settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -176,6 +177,9 @@ pub struct PostgresApprovalStore {
     /// How to connect: the listener of announcements opens a connection of
     /// its own with it.
     config: postgres::Config,
+    /// How its connections speak TLS (`sslmode`, `sslrootcert`).
+    tls: MakeTls,
+    ssl_mode: SslMode,
     /// The threads that wait, known without a round trip, once
     /// [`PostgresApprovalStore::watch_waiting`] started keeping them.
     waiting: std::sync::OnceLock<(Arc<Waiting>, Listening)>,
@@ -186,15 +190,20 @@ pub struct PostgresApprovalStore {
 impl PostgresApprovalStore {
     /// Connects to the database at `url` (a libpq-style URL or key=value
     /// string), creating or migrating the schema. Refuses a schema newer
-    /// than this Warden knows, and TLS it cannot do (see [`parse_url`]).
+    /// than this Warden knows, and TLS settings it cannot use (see
+    /// [`crate::postgres_tls`]).
     pub fn connect(url: &str, options: PoolOptions) -> Result<Self, StoreError> {
-        let mut config = parse_url(url)?;
+        let crate::postgres_tls::Connection {
+            mut config,
+            tls,
+            mode,
+        } = connection(url)?;
         if config.get_connect_timeout().is_none() {
             // A database that does not answer is unavailable, not a hang.
             config.connect_timeout(options.timeout);
         }
         let shown = describe(&config);
-        let manager = PostgresConnectionManager::new(config.clone(), NoTls);
+        let manager = PostgresConnectionManager::new(config.clone(), tls.clone());
         let pool = r2d2::Pool::builder()
             .max_size(options.max_size)
             // No connection is opened before one is needed: the first
@@ -206,13 +215,22 @@ impl PostgresApprovalStore {
         let store = PostgresApprovalStore {
             pool,
             config,
+            tls,
+            ssl_mode: mode,
             waiting: std::sync::OnceLock::new(),
             database: shown.clone(),
         };
-        let mut client = store.client().map_err(|e| StoreError::Open {
-            path: shown.clone(),
-            message: e.to_string(),
-        })?;
+        // The first connection is made here, outside the pool, so that a
+        // refusal says why (the pool keeps only its error's first line, "error
+        // performing TLS handshake", not the certificate it did not trust);
+        // it migrates the schema and closes.
+        let mut client = store
+            .config
+            .connect(store.tls.clone())
+            .map_err(|e| StoreError::Open {
+                path: shown.clone(),
+                message: with_causes(&e),
+            })?;
         migrate(&mut client, &shown)?;
         Ok(store)
     }
@@ -220,6 +238,11 @@ impl PostgresApprovalStore {
     /// The database, as `postgres://host:port/db` (no credentials).
     pub fn database(&self) -> &str {
         &self.database
+    }
+
+    /// How the connections speak TLS, as the URL's `sslmode` said.
+    pub fn ssl_mode(&self) -> SslMode {
+        self.ssl_mode
     }
 
     /// Starts keeping the index of waiting threads ([`crate::waiting`]) on a
@@ -232,14 +255,14 @@ impl PostgresApprovalStore {
             return Ok(());
         }
         let waiting = Arc::new(Waiting::new());
-        let first = watching(&self.config, &waiting).map_err(|e| StoreError::Open {
+        let first = watching(&self.config, &self.tls, &waiting).map_err(|e| StoreError::Open {
             path: self.database.clone(),
             message: format!("reading the threads that wait: {e}"),
         })?;
         let stop = Arc::new(AtomicBool::new(false));
         let handle = Listening::new(stop.clone());
-        let (config, database, index) =
-            (self.config.clone(), self.database.clone(), waiting.clone());
+        let (config, tls) = (self.config.clone(), self.tls.clone());
+        let (database, index) = (self.database.clone(), waiting.clone());
         std::thread::Builder::new()
             .name("warden-pg-waiting".into())
             .spawn(move || {
@@ -247,7 +270,7 @@ impl PostgresApprovalStore {
                 while !stop.load(Ordering::Acquire) {
                     let Some(connected) = client.as_mut() else {
                         std::thread::sleep(RECONNECT_AFTER);
-                        match watching(&config, &index) {
+                        match watching(&config, &tls, &index) {
                             Ok(fresh) => {
                                 tracing::info!(%database, "the index of waiting threads is kept again");
                                 client = Some(fresh);
@@ -281,7 +304,7 @@ impl PostgresApprovalStore {
 
     fn client(
         &self,
-    ) -> Result<r2d2::PooledConnection<PostgresConnectionManager<NoTls>>, StoreError> {
+    ) -> Result<r2d2::PooledConnection<PostgresConnectionManager<MakeTls>>, StoreError> {
         self.pool.get().map_err(|e| StoreError::Unavailable {
             message: e.to_string(),
         })
@@ -315,24 +338,18 @@ impl PostgresApprovalStore {
     }
 }
 
-/// The connection settings of `url`. `sslmode` is PostgreSQL's: `disable`
-/// and `prefer` (which falls back to a plain connection) connect without
-/// TLS; a mode that demands TLS is refused, since this build has no TLS
-/// connector for PostgreSQL, rather than silently sent in the clear.
+/// The connection settings of `url` (a libpq-style URL or key=value string):
+/// `sslmode` and `sslrootcert` as libpq reads them, TLS through rustls
+/// ([`crate::postgres_tls`]).
 pub fn parse_url(url: &str) -> Result<postgres::Config, StoreError> {
-    let config: postgres::Config = url.parse().map_err(|e| StoreError::Open {
+    connection(url).map(|c| c.config)
+}
+
+fn connection(url: &str) -> Result<crate::postgres_tls::Connection, StoreError> {
+    crate::postgres_tls::connection(url).map_err(|message| StoreError::Open {
         path: "the PostgreSQL URL".into(),
-        message: format!("{e}"),
-    })?;
-    if config.get_ssl_mode() == postgres::config::SslMode::Require {
-        return Err(StoreError::Open {
-            path: describe(&config),
-            message: "sslmode=require asks for TLS, which this build does not speak to PostgreSQL \
-                      yet: use a loopback or private network with sslmode=disable, or a TLS proxy"
-                .into(),
-        });
-    }
-    Ok(config)
+        message,
+    })
 }
 
 /// The database as errors name it: host, port and database, never the
@@ -404,6 +421,21 @@ fn db(e: postgres::Error) -> StoreError {
         None => e.to_string(),
     };
     StoreError::Database(message)
+}
+
+/// An error and what caused it, down the chain: "error performing TLS
+/// handshake: invalid peer certificate: UnknownIssuer".
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(next) = cause {
+        let more = next.to_string();
+        if !text.ends_with(&more) {
+            text = format!("{text}: {more}");
+        }
+        cause = next.source();
+    }
+    text
 }
 
 fn source_is_io(e: &postgres::Error) -> bool {
@@ -997,6 +1029,7 @@ impl ApprovalStore for PostgresApprovalStore {
         Some(Arc::new(Notifier {
             pool: self.pool.clone(),
             config: self.config.clone(),
+            tls: self.tls.clone(),
             database: self.database.clone(),
         }))
     }
@@ -1018,6 +1051,7 @@ const RECONNECT_AFTER: Duration = Duration::from_secs(1);
 struct Notifier {
     pool: Pool,
     config: postgres::Config,
+    tls: MakeTls,
     database: String,
 }
 
@@ -1040,13 +1074,13 @@ impl Announcer for Notifier {
     }
 
     fn listen(&self, mut heard: Box<dyn FnMut(Heard) + Send>) -> Result<Listening, StoreError> {
-        let first = listening(&self.config).map_err(|e| StoreError::Open {
+        let first = listening(&self.config, &self.tls).map_err(|e| StoreError::Open {
             path: self.database.clone(),
             message: format!("listening for other nodes' pause events: {}", db(e)),
         })?;
         let stop = Arc::new(AtomicBool::new(false));
         let handle = Listening::new(stop.clone());
-        let config = self.config.clone();
+        let (config, tls) = (self.config.clone(), self.tls.clone());
         let database = self.database.clone();
         std::thread::Builder::new()
             .name("warden-pg-listen".into())
@@ -1055,7 +1089,7 @@ impl Announcer for Notifier {
                 while !stop.load(Ordering::Acquire) {
                     let Some(connected) = client.as_mut() else {
                         std::thread::sleep(RECONNECT_AFTER);
-                        match listening(&config) {
+                        match listening(&config, &tls) {
                             Ok(fresh) => {
                                 tracing::info!(%database, "listening for pause events again");
                                 client = Some(fresh);
@@ -1086,8 +1120,12 @@ impl Announcer for Notifier {
 /// A connection of its own that listens on [`WAITING_CHANNEL`], with the
 /// index read whole from the database after it began listening (what
 /// changed in between arrives as notifications, applied in order after it).
-fn watching(config: &postgres::Config, waiting: &Waiting) -> Result<postgres::Client, String> {
-    let mut client = config.connect(NoTls).map_err(|e| db(e).to_string())?;
+fn watching(
+    config: &postgres::Config,
+    tls: &MakeTls,
+    waiting: &Waiting,
+) -> Result<postgres::Client, String> {
+    let mut client = config.connect(tls.clone()).map_err(|e| db(e).to_string())?;
     client
         .batch_execute(&format!("LISTEN {WAITING_CHANNEL}"))
         .map_err(|e| db(e).to_string())?;
@@ -1136,8 +1174,11 @@ fn keep(client: &mut postgres::Client, waiting: &Waiting) -> Result<(), String> 
 }
 
 /// A connection of its own that listens on [`CHANNEL`].
-fn listening(config: &postgres::Config) -> Result<postgres::Client, postgres::Error> {
-    let mut client = config.connect(NoTls)?;
+fn listening(
+    config: &postgres::Config,
+    tls: &MakeTls,
+) -> Result<postgres::Client, postgres::Error> {
+    let mut client = config.connect(tls.clone())?;
     client.batch_execute(&format!("LISTEN {CHANNEL}"))?;
     Ok(client)
 }

@@ -99,6 +99,7 @@ impl PgServer {
                 String::from_utf8_lossy(&out.stderr)
             ));
         }
+        enable_tls(&data)?;
         // A port found free may be taken before the server binds it: the
         // start then fails with the server's log, never silently.
         let port = free_port()?;
@@ -203,6 +204,37 @@ impl Drop for PgServer {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// A file of the TLS fixtures (`fixtures/pg-tls/`): `ca.pem`, the authority
+/// that signed the test server's certificate (for the name `warden-test-db`
+/// only), and `other-ca.pem`, one that signed nothing of it.
+pub fn tls_fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/pg-tls")
+        .join(name)
+}
+
+/// Makes the server offer TLS, with the fixtures' certificate: a client that
+/// asks for it gets it, one that does not (`sslmode=disable`) connects in
+/// the clear as before.
+fn enable_tls(data: &Path) -> Result<(), String> {
+    let fail = |e: std::io::Error| format!("test PostgreSQL: TLS files: {e}");
+    for name in ["server.pem", "server.key"] {
+        let to = data.join(name);
+        std::fs::copy(tls_fixture(name), &to).map_err(fail)?;
+        // The server refuses a key others may read.
+        std::fs::set_permissions(&to, std::fs::Permissions::from_mode(0o600)).map_err(fail)?;
+        if as_root() {
+            chown(&to)?;
+        }
+    }
+    let mut conf = std::fs::OpenOptions::new()
+        .append(true)
+        .open(data.join("postgresql.conf"))
+        .map_err(fail)?;
+    conf.write_all(b"\nssl = on\nssl_cert_file = 'server.pem'\nssl_key_file = 'server.key'\n")
+        .map_err(fail)
 }
 
 /// The directory of the installed PostgreSQL's programs: `WARDEN_PG_BIN`, or

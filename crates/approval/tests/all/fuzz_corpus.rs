@@ -9,6 +9,7 @@ mod checks;
 /// The host's types, as the checks name them.
 mod wire {
     pub use warden_approval::AiMessage;
+    pub use warden_approval::postgres_url::split as split_pg_url;
     pub use warden_policy::trust::admit;
     pub use warden_types::Asserts;
     pub use warden_types::Caller;
@@ -78,4 +79,9 @@ fn every_deepcode_config_input_holds() {
 #[test]
 fn every_policy_suite_input_holds() {
     assert!(replay("policy_suite", checks::policy_suite) >= 6);
+}
+
+#[test]
+fn every_pg_url_input_holds() {
+    assert!(replay("pg_url", checks::pg_url) >= 6);
 }

@@ -66,5 +66,6 @@ on_store!($ on_postgres, warden_testkit::approval::Store::Postgres, sqlite: fals
 
 mod announce;
 mod fuzz_corpus;
+mod postgres_tls;
 mod transfer;
 mod waiting;
