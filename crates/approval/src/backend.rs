@@ -14,7 +14,8 @@ use crate::store::{ApprovalStore, StoreError};
 pub struct Opened {
     /// The store.
     pub store: Arc<dyn ApprovalStore>,
-    /// `sqlite <path>` or `postgres postgres://host:port/db` (never a password).
+    /// `sqlite <path>` or `postgres postgres://host:port/db sslmode=MODE` (never
+    /// a password).
     pub mode: String,
 }
 
@@ -72,7 +73,11 @@ fn open_as(
             if serving {
                 store.watch_waiting()?;
             }
-            let mode = format!("postgres {}", store.database());
+            let mode = format!(
+                "postgres {} sslmode={}",
+                store.database(),
+                store.ssl_mode().as_str()
+            );
             Ok(Opened {
                 store: Arc::new(store),
                 mode,

@@ -49,6 +49,19 @@ pub enum SslMode {
     VerifyFull,
 }
 
+impl SslMode {
+    /// The mode as `sslmode` spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SslMode::Disable => "disable",
+            SslMode::Prefer => "prefer",
+            SslMode::Require => "require",
+            SslMode::VerifyCa => "verify-ca",
+            SslMode::VerifyFull => "verify-full",
+        }
+    }
+}
+
 /// A PostgreSQL URL read: the client's settings, and how to speak TLS.
 pub struct Connection {
     /// The client's settings (with `sslmode` as the client knows it).
@@ -69,7 +82,7 @@ pub fn connection(url: &str) -> Result<Connection, String> {
         mode,
         root_cert,
     } = split(url)?;
-    let config: postgres::Config = rest.parse().map_err(|e| format!("{e}"))?;
+    let mut config: postgres::Config = rest.parse().map_err(|e| format!("{e}"))?;
     let mode = match mode.as_deref() {
         None | Some("prefer") => SslMode::Prefer,
         Some("disable") => SslMode::Disable,
@@ -83,7 +96,6 @@ pub fn connection(url: &str) -> Result<Connection, String> {
             ));
         }
     };
-    let mut config = config;
     config.ssl_mode(match mode {
         SslMode::Disable => postgres::config::SslMode::Disable,
         SslMode::Prefer => postgres::config::SslMode::Prefer,
@@ -94,11 +106,7 @@ pub fn connection(url: &str) -> Result<Connection, String> {
             return Err(format!(
                 "sslmode={} checks the server's certificate against sslrootcert, which is not \
                  set: add sslrootcert=PATH (the authorities' certificates, PEM)",
-                if mode == SslMode::VerifyCa {
-                    "verify-ca"
-                } else {
-                    "verify-full"
-                }
+                mode.as_str()
             ));
         }
         (SslMode::Disable, _) => None,
