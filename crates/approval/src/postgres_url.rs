@@ -101,6 +101,13 @@ fn key_values(text: &str) -> Result<Vec<(String, String)>, String> {
         while let Some(c) = chars.next_if(|c| *c != '=' && !c.is_whitespace()) {
             key.push(c);
         }
+        // libpq's keys are words; anything else (a URL written after a
+        // space, say) is no connection string.
+        if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(format!(
+                "'{key}' is not a key of a connection string (a URL starts with postgres://)"
+            ));
+        }
         while chars.next_if(|c| c.is_whitespace()).is_some() {}
         if chars.next() != Some('=') {
             return Err(format!("the connection string's '{key}' has no '='"));
@@ -161,5 +168,7 @@ mod tests {
         assert!(split("host").is_err());
         assert!(split("postgres://db/w?sslrootcert=%zz").is_err());
         assert!(split("host=db password='ends in \\").is_err());
+        assert!(split("\tpostgres://db/w?sslmode=disable").is_err());
+        assert!(split("=v").is_err());
     }
 }
