@@ -255,44 +255,16 @@ impl PostgresApprovalStore {
             return Ok(());
         }
         let waiting = Arc::new(Waiting::new());
-        let first = watching(&self.config, &self.tls, &waiting).map_err(|e| StoreError::Open {
-            path: self.database.clone(),
-            message: format!("reading the threads that wait: {e}"),
-        })?;
-        let stop = Arc::new(AtomicBool::new(false));
-        let handle = Listening::new(stop.clone());
-        let (config, tls) = (self.config.clone(), self.tls.clone());
-        let (database, index) = (self.database.clone(), waiting.clone());
-        std::thread::Builder::new()
-            .name("warden-pg-waiting".into())
-            .spawn(move || {
-                let mut client = Some(first);
-                while !stop.load(Ordering::Acquire) {
-                    let Some(connected) = client.as_mut() else {
-                        std::thread::sleep(RECONNECT_AFTER);
-                        match watching(&config, &tls, &index) {
-                            Ok(fresh) => {
-                                tracing::info!(%database, "the index of waiting threads is kept again");
-                                client = Some(fresh);
-                            }
-                            Err(err) => tracing::debug!(%database, %err, "still no database"),
-                        }
-                        continue;
-                    };
-                    if let Err(err) = keep(connected, &index) {
-                        // Every call asks the database until the index is
-                        // read again whole.
-                        index.stale();
-                        tracing::warn!(%database, %err, "the index of waiting threads is lost; every call on a thread asks the database until it is back");
-                        client = None;
-                    }
-                }
-                index.stale();
-            })
-            .map_err(|e| StoreError::Open {
-                path: self.database.clone(),
-                message: format!("starting the index of waiting threads: {e}"),
-            })?;
+        let handle = on_own_connection(
+            "warden-pg-waiting",
+            "the index of waiting threads",
+            &self.database,
+            IndexKeeper {
+                config: self.config.clone(),
+                tls: self.tls.clone(),
+                waiting: waiting.clone(),
+            },
+        )?;
         let _ = self.waiting.set((waiting, handle));
         Ok(())
     }
@@ -305,9 +277,7 @@ impl PostgresApprovalStore {
     fn client(
         &self,
     ) -> Result<r2d2::PooledConnection<PostgresConnectionManager<MakeTls>>, StoreError> {
-        self.pool.get().map_err(|e| StoreError::Unavailable {
-            message: e.to_string(),
-        })
+        pooled(&self.pool)
     }
 
     /// Runs `f` in one transaction, committed when it returns `Ok`.
@@ -331,10 +301,7 @@ impl PostgresApprovalStore {
         sql: &str,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<Vec<postgres::Row>, StoreError> {
-        match self.client()?.query(sql, params) {
-            Err(e) if e.is_closed() => self.client()?.query(sql, params).map_err(db),
-            other => other.map_err(db),
-        }
+        retried(&self.pool, |client| client.query(sql, params))
     }
 }
 
@@ -366,6 +333,28 @@ fn describe(config: &postgres::Config) -> String {
     let port = config.get_ports().first().copied().unwrap_or(5432);
     let db = config.get_dbname().unwrap_or("");
     format!("postgres://{host}:{port}/{db}")
+}
+
+/// A connection from the pool, or [`StoreError::Unavailable`].
+fn pooled(
+    pool: &Pool,
+) -> Result<r2d2::PooledConnection<PostgresConnectionManager<MakeTls>>, StoreError> {
+    pool.get().map_err(|e| StoreError::Unavailable {
+        message: e.to_string(),
+    })
+}
+
+/// `f` on a pooled connection, tried once more on a fresh one when that one
+/// was closed (a database restart is found out only when a connection is
+/// used): for reads, and statements that may run twice.
+fn retried<T>(
+    pool: &Pool,
+    f: impl Fn(&mut postgres::Client) -> Result<T, postgres::Error>,
+) -> Result<T, StoreError> {
+    match f(&mut *pooled(pool)?) {
+        Err(e) if e.is_closed() => f(&mut *pooled(pool)?).map_err(db),
+        other => other.map_err(db),
+    }
 }
 
 fn migrate(client: &mut postgres::Client, shown: &str) -> Result<(), StoreError> {
@@ -1042,8 +1031,8 @@ const CHANNEL: &str = "warden_pause_events";
 /// should stop (and whether its connection is still there).
 const LISTEN_POLL: Duration = Duration::from_millis(200);
 
-/// How long the listener waits before it connects again after losing the
-/// database.
+/// How long a thread on a connection of its own ([`on_own_connection`])
+/// waits before it connects again after losing the database.
 const RECONNECT_AFTER: Duration = Duration::from_secs(1);
 
 /// Announcements through PostgreSQL's `NOTIFY`: delivered to every session
@@ -1057,63 +1046,131 @@ struct Notifier {
 
 impl Announcer for Notifier {
     fn announce(&self, message: &str) -> Result<(), StoreError> {
-        let notify = || {
-            let mut client = self.pool.get().map_err(|e| StoreError::Unavailable {
-                message: e.to_string(),
-            })?;
-            Ok(client.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &message]))
-        };
-        // As a read, tried once more on a fresh connection when the pooled
-        // one was closed (a database restart): a message said twice only
-        // tells listeners twice to look.
-        match notify()? {
-            Err(e) if e.is_closed() => notify()?.map_err(db)?,
-            other => other.map_err(db)?,
-        };
+        // Said twice after a restart, a message only tells listeners twice
+        // to look.
+        retried(&self.pool, |client| {
+            client.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &message])
+        })?;
         Ok(())
     }
 
-    fn listen(&self, mut heard: Box<dyn FnMut(Heard) + Send>) -> Result<Listening, StoreError> {
-        let first = listening(&self.config, &self.tls).map_err(|e| StoreError::Open {
-            path: self.database.clone(),
-            message: format!("listening for other nodes' pause events: {}", db(e)),
-        })?;
-        let stop = Arc::new(AtomicBool::new(false));
-        let handle = Listening::new(stop.clone());
-        let (config, tls) = (self.config.clone(), self.tls.clone());
-        let database = self.database.clone();
-        std::thread::Builder::new()
-            .name("warden-pg-listen".into())
-            .spawn(move || {
-                let mut client = Some(first);
-                while !stop.load(Ordering::Acquire) {
-                    let Some(connected) = client.as_mut() else {
-                        std::thread::sleep(RECONNECT_AFTER);
-                        match listening(&config, &tls) {
-                            Ok(fresh) => {
-                                tracing::info!(%database, "listening for pause events again");
-                                client = Some(fresh);
-                                heard(Heard::Gap);
-                            }
-                            Err(err) => tracing::debug!(%database, %err, "still no database"),
+    fn listen(&self, heard: Box<dyn FnMut(Heard) + Send>) -> Result<Listening, StoreError> {
+        on_own_connection(
+            "warden-pg-listen",
+            "the listener of other nodes' pause events",
+            &self.database,
+            PauseListener {
+                config: self.config.clone(),
+                tls: self.tls.clone(),
+                heard,
+            },
+        )
+    }
+}
+
+/// Work a thread does on a connection of its own, outside the pool, kept
+/// open across the database's restarts by [`on_own_connection`].
+trait OwnConnection: Send + 'static {
+    /// Opens the connection (and whatever it listens to).
+    fn connect(&mut self) -> Result<postgres::Client, String>;
+    /// One turn of the work; an error loses the connection.
+    fn turn(&mut self, client: &mut postgres::Client) -> Result<(), String>;
+    /// The connection is open again after it was lost.
+    fn back(&mut self) {}
+    /// The connection is lost, or the work stops.
+    fn lost(&mut self) {}
+}
+
+/// Runs `job` on a thread of its own until the returned handle is dropped:
+/// its first connection made here (an error says why `what` cannot start),
+/// each connection lost made again every [`RECONNECT_AFTER`].
+fn on_own_connection(
+    thread: &str,
+    what: &'static str,
+    database: &str,
+    mut job: impl OwnConnection,
+) -> Result<Listening, StoreError> {
+    let refused = |message: String| StoreError::Open {
+        path: database.to_string(),
+        message: format!("starting {what}: {message}"),
+    };
+    let first = job.connect().map_err(refused)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let handle = Listening::new(stop.clone());
+    let database = database.to_string();
+    std::thread::Builder::new()
+        .name(thread.into())
+        .spawn(move || {
+            let mut client = Some(first);
+            while !stop.load(Ordering::Acquire) {
+                let Some(connected) = client.as_mut() else {
+                    std::thread::sleep(RECONNECT_AFTER);
+                    match job.connect() {
+                        Ok(fresh) => {
+                            tracing::info!(%database, "{what} is back");
+                            client = Some(fresh);
+                            job.back();
                         }
-                        continue;
-                    };
-                    match next_notification(connected) {
-                        Ok(Some(payload)) => heard(Heard::Message(payload)),
-                        Ok(None) => {}
-                        Err(err) => {
-                            tracing::warn!(%database, %err, "lost the database; pause events from other nodes wait for it");
-                            client = None;
-                        }
+                        Err(err) => tracing::debug!(%database, %err, "still no database"),
                     }
+                    continue;
+                };
+                if let Err(err) = job.turn(connected) {
+                    job.lost();
+                    tracing::warn!(%database, %err, "lost the database; {what} waits for it");
+                    client = None;
                 }
-            })
-            .map_err(|e| StoreError::Open {
-                path: self.database.clone(),
-                message: format!("starting the listener of pause events: {e}"),
-            })?;
-        Ok(handle)
+            }
+            job.lost();
+        })
+        .map_err(|e| refused(e.to_string()))?;
+    Ok(handle)
+}
+
+/// Hears the other nodes' pause events ([`CHANNEL`]).
+struct PauseListener {
+    config: postgres::Config,
+    tls: MakeTls,
+    heard: Box<dyn FnMut(Heard) + Send>,
+}
+
+impl OwnConnection for PauseListener {
+    fn connect(&mut self) -> Result<postgres::Client, String> {
+        listening(&self.config, &self.tls, CHANNEL)
+    }
+
+    fn turn(&mut self, client: &mut postgres::Client) -> Result<(), String> {
+        if let Some(payload) = next_notification(client).map_err(|e| db(e).to_string())? {
+            (self.heard)(Heard::Message(payload));
+        }
+        Ok(())
+    }
+
+    fn back(&mut self) {
+        (self.heard)(Heard::Gap);
+    }
+}
+
+/// Keeps the index of waiting threads ([`WAITING_CHANNEL`]).
+struct IndexKeeper {
+    config: postgres::Config,
+    tls: MakeTls,
+    waiting: Arc<Waiting>,
+}
+
+impl OwnConnection for IndexKeeper {
+    fn connect(&mut self) -> Result<postgres::Client, String> {
+        watching(&self.config, &self.tls, &self.waiting)
+    }
+
+    fn turn(&mut self, client: &mut postgres::Client) -> Result<(), String> {
+        keep(client, &self.waiting)
+    }
+
+    fn lost(&mut self) {
+        // Every call on a thread asks the database until the index is read
+        // again whole.
+        self.waiting.stale();
     }
 }
 
@@ -1125,10 +1182,7 @@ fn watching(
     tls: &MakeTls,
     waiting: &Waiting,
 ) -> Result<postgres::Client, String> {
-    let mut client = config.connect(tls.clone()).map_err(|e| db(e).to_string())?;
-    client
-        .batch_execute(&format!("LISTEN {WAITING_CHANNEL}"))
-        .map_err(|e| db(e).to_string())?;
+    let mut client = listening(config, tls, WAITING_CHANNEL)?;
     let threads = client
         .query(
             "SELECT principal, thread_id, approval_id FROM approvals WHERE status = 'pending'",
@@ -1173,13 +1227,16 @@ fn keep(client: &mut postgres::Client, waiting: &Waiting) -> Result<(), String> 
     Ok(())
 }
 
-/// A connection of its own that listens on [`CHANNEL`].
+/// A connection of its own that listens on `channel`.
 fn listening(
     config: &postgres::Config,
     tls: &MakeTls,
-) -> Result<postgres::Client, postgres::Error> {
-    let mut client = config.connect(tls.clone())?;
-    client.batch_execute(&format!("LISTEN {CHANNEL}"))?;
+    channel: &str,
+) -> Result<postgres::Client, String> {
+    let mut client = config.connect(tls.clone()).map_err(|e| db(e).to_string())?;
+    client
+        .batch_execute(&format!("LISTEN {channel}"))
+        .map_err(|e| db(e).to_string())?;
     Ok(client)
 }
 
