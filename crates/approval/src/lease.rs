@@ -251,14 +251,7 @@ fn renew(
 }
 
 fn db(e: rusqlite::Error) -> StoreError {
-    // As the store's own errors: a store another process holds locked for
-    // longer than the busy timeout is busy, not broken.
-    if let rusqlite::Error::SqliteFailure(failure, _) = &e
-        && matches!(
-            failure.code,
-            rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
-        )
-    {
+    if crate::sqlite::is_busy(&e) {
         return StoreError::Busy {
             message: format!("the daemon's lease: {e}"),
         };

@@ -304,17 +304,21 @@ fn migrate(connection: &mut Connection, path: &str) -> Result<(), StoreError> {
 }
 
 fn db(e: rusqlite::Error) -> StoreError {
-    if let rusqlite::Error::SqliteFailure(failure, _) = &e
-        && matches!(
-            failure.code,
-            rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
-        )
-    {
+    if is_busy(&e) {
         return StoreError::Busy {
             message: e.to_string(),
         };
     }
     StoreError::Database(e.to_string())
+}
+
+/// Whether another connection held the store locked past the busy timeout:
+/// the store is busy, not broken.
+pub(crate) fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(failure, _) if matches!(
+        failure.code,
+        rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+    ))
 }
 
 /// `SELECT` of every column [`Row`] reads.
