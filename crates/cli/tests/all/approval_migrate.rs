@@ -3,35 +3,19 @@
 //! approval is listed and resumed; never into a store that holds anything,
 //! never from a store a daemon serves from.
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use serde_json::{Value, json};
 use warden_testkit::postgres::PgServer;
 
-use crate::common::daemon::{Daemon, allowlist, server_block};
+use crate::common::daemon::{Daemon, allowlist, server_block, warden_in_env};
 
 const URL_ENV: &str = "WARDEN_DATABASE_URL";
 
 /// `warden ARGS` in `dir` with the database's URL in its environment.
 fn warden(dir: &Path, args: &[&str], url: &str, stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
-        .args(args)
-        .current_dir(dir)
-        .env(URL_ENV, url)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    warden_in_env(dir, args, Some(stdin), &[(URL_ENV, url)])
 }
 
 fn stderr(out: &Output) -> String {

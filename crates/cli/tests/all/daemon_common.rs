@@ -22,10 +22,21 @@ pub const INTERNAL_ENV: &str = "WARDEN_TEST_INTERNAL_TOKEN";
 /// `warden ARGS` in `dir`, its state directory under `dir`, `stdin` written
 /// to its input when given (the binary may exit before it reads it).
 pub fn warden_in(dir: &Path, args: &[&str], stdin: Option<&str>) -> Output {
+    warden_in_env(dir, args, stdin, &[])
+}
+
+/// As [`warden_in`], with the variables `env` set too.
+pub fn warden_in_env(
+    dir: &Path,
+    args: &[&str],
+    stdin: Option<&str>,
+    env: &[(&str, &str)],
+) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
         .args(args)
         .current_dir(dir)
         .env("XDG_STATE_HOME", dir.join("state"))
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -74,6 +74,12 @@ async fn healthy(http: &reqwest::Client, url: &str) -> Value {
     }
 }
 
+/// POSTs `body` to `url` with `token`: the JSON answer.
+async fn post(http: &reqwest::Client, url: &str, token: &str, body: &Value) -> Value {
+    let answer = http.post(url).bearer_auth(token).json(body).send().await;
+    answer.unwrap().json().await.unwrap()
+}
+
 #[tokio::test]
 async fn the_fleet_script_runs_two_nodes_on_one_database_and_stops_them_all() {
     let dir = tempfile::tempdir().unwrap();
@@ -90,30 +96,25 @@ async fn the_fleet_script_runs_two_nodes_on_one_database_and_stops_them_all() {
     let call = json!({"message": {"tool_calls": [
         {"id": "c1", "name": "bash", "args": {"command": "git push origin main"}}
     ]}});
-    let outcome: Value = http
-        .post(format!("{one}/v1/threads/t-1/runs/r-1/tool-calls"))
-        .bearer_auth(AGENT)
-        .json(&call)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let outcome = post(
+        &http,
+        &format!("{one}/v1/threads/t-1/runs/r-1/tool-calls"),
+        AGENT,
+        &call,
+    )
+    .await;
     assert_eq!(outcome["run_state"], "waiting_for_input", "{outcome}");
     let approval = outcome["approval_id"].as_str().unwrap();
-    let resolution: Value = http
-        .post(format!("{two}/v1/threads/t-1/approvals/{approval}/resume"))
-        .bearer_auth(APPROVER)
-        .json(&json!({"decisions": [
-            {"request_id": outcome["requests"][0]["request_id"], "decision": "approve"}
-        ]}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let approve = json!({"decisions": [
+        {"request_id": outcome["requests"][0]["request_id"], "decision": "approve"}
+    ]});
+    let resolution = post(
+        &http,
+        &format!("{two}/v1/threads/t-1/approvals/{approval}/resume"),
+        APPROVER,
+        &approve,
+    )
+    .await;
     assert_eq!(resolution["calls"][0]["status"], "run", "{resolution}");
 
     let status = Command::new("kill")

@@ -244,19 +244,12 @@ async fn two_nodes_sweeping_one_database_expire_each_approval_once() {
         }
     }
     // Both nodes swept every second; the journal holds one expiry each.
-    let expiries: Vec<i64> = tokio::task::spawn_blocking(move || {
-        let mut db = postgres::Client::connect(&url, postgres::NoTls).unwrap();
-        db.query(
-            "SELECT count(*) FROM approval_events WHERE kind = 'expired' GROUP BY approval_id",
-            &[],
-        )
-        .unwrap()
-        .iter()
-        .map(|row| row.get(0))
-        .collect()
-    })
-    .await
-    .unwrap();
+    let expiries = counts(
+        &url,
+        "SELECT approval_id, count(*) FROM approval_events WHERE kind = 'expired' GROUP BY approval_id",
+    )
+    .await;
+    let expiries: Vec<i64> = expiries.into_iter().map(|(_, n)| n).collect();
     assert_eq!(expiries, [1, 1, 1, 1]);
 }
 
@@ -306,6 +299,22 @@ async fn a_database_outage_answers_503_on_approvals_while_evaluate_keeps_judging
     let (status, body) = resumed.expect("the node reconnected");
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["calls"][0]["status"], "run");
+}
+
+/// The rows `(text, count)` of a query of the database at `url`, read
+/// directly, as the nodes never show them.
+async fn counts(url: &str, sql: &'static str) -> Vec<(String, i64)> {
+    let url = url.to_string();
+    tokio::task::spawn_blocking(move || {
+        let mut db = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+        db.query(sql, &[])
+            .unwrap()
+            .iter()
+            .map(|row| (row.get(0), row.get(1)))
+            .collect()
+    })
+    .await
+    .unwrap()
 }
 
 /// The calls of the load: pauses of fresh threads on `pauses_on` (their
@@ -438,23 +447,16 @@ async fn a_database_restart_under_load_loses_no_pause_and_consumes_none_twice() 
     assert!(resumed > 0, "no pause was committed");
     // Each pause was consumed once: one resume, journalled once, and none
     // is pending any more.
-    let journal = tokio::task::spawn_blocking(move || {
-        let mut db = postgres::Client::connect(&url, postgres::NoTls).unwrap();
-        let mut counts = |sql: &str| -> Vec<(String, i64)> {
-            db.query(sql, &[])
-                .unwrap()
-                .iter()
-                .map(|row| (row.get(0), row.get(1)))
-                .collect()
-        };
-        (
-            counts("SELECT approval_id, count(*) FROM approval_events WHERE kind = 'resumed' GROUP BY approval_id"),
-            counts("SELECT status, count(*) FROM approvals GROUP BY status"),
-        )
-    })
-    .await
-    .unwrap();
-    let (resumes, statuses) = journal;
+    let resumes = counts(
+        &url,
+        "SELECT approval_id, count(*) FROM approval_events WHERE kind = 'resumed' GROUP BY approval_id",
+    )
+    .await;
+    let statuses = counts(
+        &url,
+        "SELECT status, count(*) FROM approvals GROUP BY status",
+    )
+    .await;
     assert_eq!(resumes.len(), resumed, "{resumes:?}");
     assert!(resumes.iter().all(|(_, n)| *n == 1), "{resumes:?}");
     assert_eq!(statuses, [("resumed".to_string(), resumed as i64)]);
