@@ -10,7 +10,8 @@ use warden_analysis::{path, shell};
 use warden_policy::redact::Redactor;
 
 use super::wire::{
-    AiMessage, Asserts, Caller, ToolCall, admit, list_calls, parse_model_response, split_pg_url,
+    AiMessage, Asserts, Caller, SourceMap, ToolCall, admit, list_calls, parse_model_response,
+    read_yaml, reads_alike, split_pg_url,
 };
 
 /// The shell parser and flattener: any text is analysed without a panic, and
@@ -192,5 +193,28 @@ pub fn pg_url(data: &[u8]) {
     );
     if text.starts_with("postgres://") || text.starts_with("postgresql://") {
         assert_eq!(again.rest, split.rest);
+    }
+}
+
+/// Configuration text read by the JSON parser
+/// (`warden_runtime::json_config`): where it says the text reads alike and
+/// serde_json reads it, the YAML reader reads the same values (the same
+/// JSON, so the same kinds of number and the same signs), and its lines are
+/// the YAML event parser's wherever that one reads the text.
+pub fn config_json(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    if !reads_alike(text) {
+        return;
+    }
+    let Ok(json) = serde_json::from_str::<serde_json::Value>(text) else {
+        return;
+    };
+    let yaml = read_yaml(text).unwrap_or_else(|err| panic!("YAML refuses {text:?}: {err}"));
+    assert_eq!(json.to_string(), yaml.to_string(), "{text:?}");
+    let events = SourceMap::of_yaml_events(text, "f");
+    if !events.is_empty() {
+        assert_eq!(SourceMap::of_yaml(text, "f"), events, "{text:?}");
     }
 }

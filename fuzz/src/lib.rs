@@ -10,14 +10,21 @@
 
 /// The host's types, as `checks` names them.
 pub mod wire {
+    pub use crate::json_config::reads_alike;
+    pub use crate::postgres_url::split as split_pg_url;
+    pub use crate::proxies::TrustedProxies;
+    pub use crate::source_map::SourceMap;
+    pub use warden_policy::trust::admit;
+    pub use warden_types::Asserts;
+    pub use warden_types::Caller;
     pub use warden_types::call_listing::list_calls;
     pub use warden_types::message::AiMessage;
-    pub use warden_policy::trust::admit;
     pub use warden_types::request::{CallContext, ToolCall};
-pub use warden_types::Caller;
-    pub use warden_types::Asserts;
-    pub use crate::proxies::TrustedProxies;
-    pub use crate::postgres_url::split as split_pg_url;
+
+    /// Configuration text as the YAML reader reads it.
+    pub fn read_yaml(text: &str) -> Result<serde_json::Value, String> {
+        serde_norway::from_str(text).map_err(|e| e.to_string())
+    }
 
     /// `approval::ModelResponse` (in the host's gate module, which needs the
     /// whole host): a message and a context, nothing else.
@@ -45,6 +52,14 @@ pub mod proxies;
 /// only: the approval crate links wasmtime).
 #[path = "../../crates/approval/src/postgres_url.rs"]
 pub mod postgres_url;
+
+/// Configuration text that is JSON, and the line map it feeds
+/// (`crates/runtime/src/json_config.rs`, `source_map.rs`: std, saphyr and the
+/// wire types only).
+#[path = "../../crates/runtime/src/json_config.rs"]
+pub mod json_config;
+#[path = "../../crates/runtime/src/source_map.rs"]
+pub mod source_map;
 
 /// The provider manifest reader (`crates/runtime/src/manifest.rs`): the
 /// runtime crate links wasmtime, its manifest module only wasmparser.

@@ -197,20 +197,25 @@ pub fn scale(calls: usize) -> anyhow::Result<Vec<Measurement>> {
     for n in SIZES {
         let times = if n >= 10_000 { 3 } else { 10 };
         let calls = if n >= 10_000 { calls / 4 } else { calls }.max(100);
-        let (native, provider) = (native_policy(n).to_string(), provider_policy(n).to_string());
+        let (native, provider) = (native_policy(n), provider_policy(n));
         // Reading the file is part of a load an operator waits for: timed
-        // apart, as the text Warden::new is given is already read.
-        for (engine, text) in [("native", &native), ("rules provider", &provider)] {
-            rows.push(loads(
-                &format!("{engine}, {n} rules: parse"),
-                times,
-                &|| {
-                    Config::parse(text, "<bench>", ".".into())
-                        .map(drop)
-                        .expect("the policy parses")
-                },
-            ));
+        // apart, as the text Warden::new is given is already read. As JSON (a
+        // generated policy, read by the JSON parser) and as block YAML.
+        for (engine, policy) in [("native", &native), ("rules provider", &provider)] {
+            let yaml = serde_norway::to_string(policy)?;
+            for (what, text) in [("parse", policy.to_string()), ("parse, as YAML", yaml)] {
+                rows.push(loads(
+                    &format!("{engine}, {n} rules: {what}"),
+                    times,
+                    &|| {
+                        Config::parse(&text, "<bench>", ".".into())
+                            .map(drop)
+                            .expect("the policy parses")
+                    },
+                ));
+            }
         }
+        let (native, provider) = (native.to_string(), provider.to_string());
         let native = Config::parse(&native, "<bench>", ".".into())?;
         let provider = Config::parse(&provider, "<bench>", ".".into())?;
         rows.push(loads(&format!("native, {n} rules: load"), times, &|| {

@@ -11,6 +11,7 @@ pub mod config_schema;
 pub mod data_dir;
 pub mod engine;
 pub mod input_file;
+pub mod json_config;
 pub mod manifest;
 pub mod provider;
 pub mod source_map;

@@ -11,10 +11,16 @@ mod wire {
     pub use warden_approval::AiMessage;
     pub use warden_approval::postgres_url::split as split_pg_url;
     pub use warden_policy::trust::admit;
+    pub use warden_runtime::json_config::reads_alike;
+    pub use warden_runtime::source_map::SourceMap;
     pub use warden_types::Asserts;
     pub use warden_types::Caller;
     pub use warden_types::call_listing::list_calls;
     pub use warden_types::request::ToolCall;
+
+    pub fn read_yaml(text: &str) -> Result<serde_json::Value, String> {
+        serde_norway::from_str(text).map_err(|e| e.to_string())
+    }
 
     pub fn parse_model_response(body: &[u8]) -> Option<AiMessage> {
         warden_approval::ModelResponse::from_json(body)
@@ -84,4 +90,9 @@ fn every_policy_suite_input_holds() {
 #[test]
 fn every_pg_url_input_holds() {
     assert!(replay("pg_url", checks::pg_url) >= 6);
+}
+
+#[test]
+fn every_config_json_input_holds() {
+    assert!(replay("config_json", checks::config_json) >= 6);
 }

@@ -13,6 +13,7 @@ mod evasions;
 mod front_door;
 mod gate;
 mod hostile;
+mod json_config;
 #[cfg(feature = "language-providers")]
 mod languages;
 mod loading;
