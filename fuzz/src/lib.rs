@@ -14,6 +14,7 @@ pub mod wire {
     pub use crate::postgres_url::split as split_pg_url;
     pub use crate::proxies::TrustedProxies;
     pub use crate::source_map::SourceMap;
+    pub use crate::traceparent::TraceParent;
     pub use warden_policy::trust::admit;
     pub use warden_types::Asserts;
     pub use warden_types::Caller;
@@ -47,6 +48,10 @@ pub mod wire {
 
 #[path = "../../crates/server/src/proxies.rs"]
 pub mod proxies;
+
+/// The daemon's reading of a harness's `traceparent` (std only).
+#[path = "../../crates/server/src/telemetry/traceparent.rs"]
+pub mod traceparent;
 
 /// The PostgreSQL URL reader (`crates/approval/src/postgres_url.rs`, std
 /// only: the approval crate links wasmtime).
@@ -94,6 +99,7 @@ pub mod log_wire {
 
 pub mod checks;
 pub mod forwarded;
+pub mod trace_context;
 pub mod mcp;
 pub mod replay;
 pub mod trail;

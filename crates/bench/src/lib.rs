@@ -65,6 +65,16 @@ pub const SCENARIOS: &[Scenario] = &[
         run: crate::loadgen::floor,
     },
     Scenario {
+        name: "daemon-telemetry",
+        about: "the daemon's evaluate with telemetry off and on (every call traced, every line a log record) to a minimal collector, 1 and 4 connections, three rounds",
+        run: crate::loadgen::telemetry,
+    },
+    Scenario {
+        name: "daemon-everything",
+        about: "the daemon's evaluate with shadow, hash chain, telemetry and PostgreSQL (WARDEN_DATABASE_URL) all on, against all off, 1 and 4 connections, three rounds",
+        run: crate::loadgen::everything,
+    },
+    Scenario {
         name: "daemon-flood",
         about: "one token's evaluate (1 and 4 connections) on an idle daemon and while another token holds 40 connections sending 1 MiB bodies a byte every 2 s",
         run: crate::loadgen::flood,

@@ -361,6 +361,84 @@ pub fn floor(calls: usize) -> anyhow::Result<Vec<Measurement>> {
     Ok(out)
 }
 
+/// `warden bench --scenario daemon-telemetry`: the daemon's evaluate with
+/// telemetry off and on (every call traced, `sample_ratio: 1`; then every
+/// decision line sent as a log record too), the collector a minimal HTTP server
+/// that reads each export and answers 200; 1 and 4 connections, the three
+/// daemons alternated, three rounds.
+pub fn telemetry(calls: usize) -> anyhow::Result<Vec<Measurement>> {
+    let collector = Floor::start(Bytes::new())?;
+    let off = Daemon::start(Dispatch::default())?;
+    let with = |section: String| {
+        Daemon::start_with(
+            &format!("{}{section}", config("bash, read_file")),
+            Dispatch::default(),
+        )
+    };
+    let traces = with(telemetry_section(collector.addr).replace("logs: true", "logs: false"))?;
+    let both = with(telemetry_section(collector.addr))?;
+    alternated(
+        &[
+            ("telemetry off", &off),
+            ("telemetry on, traces", &traces),
+            ("telemetry on, traces and lines", &both),
+        ],
+        calls,
+    )
+}
+
+/// Each of `daemons` in turn on 1 and 4 connections, three rounds: rows
+/// named `daemon evaluate, {name}`.
+fn alternated(daemons: &[(&str, &Daemon)], calls: usize) -> anyhow::Result<Vec<Measurement>> {
+    let mut out = Vec::new();
+    for _round in 0..3 {
+        for connections in [1, 4] {
+            for (name, daemon) in daemons {
+                let name = format!("daemon evaluate, {name}");
+                out.push(row(&name, daemon.addr(), connections, calls)?);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `telemetry:` sending every trace and line to `collector`.
+fn telemetry_section(collector: SocketAddr) -> String {
+    format!("telemetry:\n  otlp_endpoint: http://{collector}\n  sample_ratio: 1\n  logs: true\n")
+}
+
+/// `warden bench --scenario daemon-everything`: the daemon's evaluate with
+/// everything on at once (a shadow provider judging every call, the decision
+/// log's hash chain, telemetry as in `daemon-telemetry`, and approvals in the
+/// PostgreSQL database `WARDEN_DATABASE_URL` names) against the same daemon
+/// with all of it off (no shadow, no chain, no telemetry, SQLite). Fair
+/// admission (each token's share of bodies and of the judging queue) is
+/// always on, in both. 1 and 4 connections, alternated, three rounds.
+pub fn everything(calls: usize) -> anyhow::Result<Vec<Measurement>> {
+    anyhow::ensure!(
+        std::env::var_os("WARDEN_DATABASE_URL").is_some(),
+        "set WARDEN_DATABASE_URL to a PostgreSQL database the benchmark may write"
+    );
+    let collector = Floor::start(Bytes::new())?;
+    let off = Daemon::start_with(
+        &format!(
+            "{}decision_log:\n  chain: false\n",
+            config("bash, read_file")
+        ),
+        Dispatch::default(),
+    )?;
+    let shadow = "    - name: shadow\n      wasm: builtin:allowlist\n      mode: shadow\n      config: {allowed_tools: [read_file], denied_tools: [rm]}\n";
+    let base = config("bash, read_file").replacen("server:\n", &format!("{shadow}server:\n"), 1);
+    let on = Daemon::start_with(
+        &format!(
+            "{base}decision_log:\n  chain: true\n{}hitl_approval:\n  store: {{kind: postgres, url_env: WARDEN_DATABASE_URL}}\n",
+            telemetry_section(collector.addr)
+        ),
+        Dispatch::default(),
+    )?;
+    alternated(&[("all off", &off), ("everything on", &on)], calls)
+}
+
 /// `warden bench --scenario daemon-dispatch`: the same load with each way of
 /// running the synchronous pipeline from the async server.
 pub fn dispatch(calls: usize) -> anyhow::Result<Vec<Measurement>> {

@@ -65,4 +65,4 @@ pub use record::{
 pub use replay::facts::ReplayFacts;
 pub use stamp::{Generation, Generations, check_node_name, default_node_name, host_name};
 pub use verify::{Report, verify};
-pub use writer::{ChainOptions, JsonLines, Options, Rotation};
+pub use writer::{ChainOptions, JsonLines, Options, Rotation, Tap};

@@ -20,7 +20,7 @@ use crate::record::{
     DecisionLine, GateCallRecord, GateContext, LoggedShadow, Requester, new_decision_id,
 };
 use crate::stamp::{Generation, default_node_name};
-use crate::writer::{ChainOptions, JsonLines, Options, Rotation};
+use crate::writer::{ChainOptions, JsonLines, Options, Rotation, Tap};
 
 /// The decision log: a JSON-lines file and the argument policy.
 pub struct DecisionLog {
@@ -263,6 +263,15 @@ impl DecisionLog {
                 }
                 sink.append(&record);
             }
+        }
+    }
+
+    /// Gives every line recorded from now on to `tap` too (a disabled log
+    /// records none); a second tap is refused (returned).
+    pub fn set_tap(&self, tap: Tap) -> Result<(), Tap> {
+        match &self.sink {
+            Some(sink) => sink.set_tap(tap),
+            None => Ok(()),
         }
     }
 

@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -30,7 +30,12 @@ pub struct JsonLines {
     path: PathBuf,
     shared: Arc<Shared>,
     threads: Mutex<Vec<JoinHandle<()>>>,
+    tap: OnceLock<Tap>,
 }
+
+/// What is also given each line as it is appended (without its newline):
+/// the daemon's telemetry, which sends decision lines to a collector.
+pub type Tap = Box<dyn Fn(&[u8]) + Send + Sync>;
 
 struct Shared {
     pending: Mutex<Pending>,
@@ -250,7 +255,14 @@ impl JsonLines {
             path: path.to_path_buf(),
             shared,
             threads: Mutex::new(threads),
+            tap: OnceLock::new(),
         })
+    }
+
+    /// Gives every line appended from now on to `tap` too; a second tap is
+    /// refused (returned).
+    pub fn set_tap(&self, tap: Tap) -> Result<(), Tap> {
+        self.tap.set(tap)
     }
 
     /// Appends one record as a line.
@@ -263,6 +275,9 @@ impl JsonLines {
                 return;
             }
         };
+        if let Some(tap) = self.tap.get() {
+            tap(&line);
+        }
         line.push(b'\n');
         let mut pending = self.shared.lock_pending();
         pending.lines.extend_from_slice(&line);

@@ -20,6 +20,7 @@ use warden_log::DecisionLogConfig;
 use crate::auth::TokenSpec;
 use crate::limits::HttpLimits;
 use crate::proxies::TrustedProxies;
+use crate::telemetry::TelemetryConfig;
 
 /// The daemon's whole configuration: the library's, and the daemon's sections.
 #[derive(Clone, Debug, Default)]
@@ -33,10 +34,12 @@ pub struct Config {
     pub server: ServerConfig,
     /// The daemon's decision log.
     pub decision_log: DecisionLogConfig,
+    /// OpenTelemetry (`telemetry:`); off where absent.
+    pub telemetry: Option<TelemetryConfig>,
 }
 
 /// The top-level sections of the file the daemon owns.
-const DAEMON_SECTIONS: &[&str] = &["server", "decision_log"];
+const DAEMON_SECTIONS: &[&str] = &["server", "decision_log", "telemetry"];
 
 /// The daemon's sections of the file; the library checked the rest.
 #[derive(Deserialize)]
@@ -45,6 +48,8 @@ struct DaemonSections {
     server: ServerConfig,
     #[serde(default)]
     decision_log: DecisionLogConfig,
+    #[serde(default)]
+    telemetry: Option<TelemetryConfig>,
 }
 
 impl Config {
@@ -81,6 +86,11 @@ impl Config {
             .server
             .check()
             .map_err(|(key, message)| core.invalid(format!("server.{key}"), message))?;
+        if let Some(telemetry) = &sections.telemetry {
+            telemetry
+                .check()
+                .map_err(|(key, message)| core.invalid(format!("telemetry.{key}"), message))?;
+        }
         core.redact = sections.decision_log.redact.clone();
         core.decision_log = sections.decision_log.clone();
         Ok(Config {
@@ -88,6 +98,7 @@ impl Config {
             store: StoreConfig::parse(text, file)?,
             server: sections.server,
             decision_log: sections.decision_log,
+            telemetry: sections.telemetry,
         })
     }
 }
@@ -105,6 +116,7 @@ impl From<warden::Config> for Config {
             decision_log,
             store: StoreConfig::default(),
             server: ServerConfig::default(),
+            telemetry: None,
         }
     }
 }
@@ -268,6 +280,42 @@ mod tests {
         );
         assert!(err.contains("`server`, `decision_log`"), "{err}");
         assert!(err.ends_with("(line 2, column 1)"), "{err}");
+    }
+
+    #[test]
+    fn telemetry_is_off_unless_configured_and_read_with_its_defaults() {
+        assert_eq!(parse("server: {}\n").unwrap().telemetry, None);
+        let config = parse("telemetry:\n  otlp_endpoint: http://127.0.0.1:4318\n").unwrap();
+        let telemetry = config.telemetry.unwrap();
+        assert_eq!(telemetry.service_name, "warden");
+        assert_eq!((telemetry.sample_ratio, telemetry.logs), (1.0, false));
+    }
+
+    #[test]
+    fn a_bad_telemetry_setting_is_refused_naming_its_key() {
+        for (text, key) in [
+            (
+                "  otlp_endpoint: https://collector:4318\n",
+                "telemetry.otlp_endpoint",
+            ),
+            (
+                "  otlp_endpoint: http://c:4318\n  sample_ratio: 1.5\n",
+                "telemetry.sample_ratio",
+            ),
+            (
+                "  otlp_endpoint: http://c:4318\n  buffer: 0\n",
+                "telemetry.buffer",
+            ),
+            (
+                "  otlp_endpoint: http://c:4318\n  sampel_ratio: 1\n",
+                "telemetry.sampel_ratio",
+            ),
+        ] {
+            let err = parse(&format!("telemetry:\n{text}"))
+                .unwrap_err()
+                .to_string();
+            assert!(err.starts_with(&format!("serve.yaml: {key}:")), "{err}");
+        }
     }
 
     #[test]

@@ -39,6 +39,7 @@ mod routes;
 mod server;
 mod shares;
 mod state;
+pub mod telemetry;
 mod throttle;
 mod watch;
 mod workers;

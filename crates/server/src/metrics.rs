@@ -91,6 +91,7 @@ pub struct Metrics {
     known_mcp_tools: Bounded,
     shadow_shed: IntCounter,
     shadow_differences: IntCounterVec,
+    telemetry: super::telemetry::Counters,
 }
 
 /// How loaded the daemon is right now.
@@ -116,6 +117,11 @@ fn latency_buckets() -> Vec<f64> {
 }
 
 impl Metrics {
+    /// The counters the telemetry exporter and its queue increment.
+    pub fn telemetry_counters(&self) -> super::telemetry::Counters {
+        self.telemetry.clone()
+    }
+
     /// The counters the webhook notifier increments.
     pub fn notify_counters(&self) -> super::notify::Counters {
         self.notify.clone()
@@ -195,8 +201,29 @@ impl Metrics {
             "warden_shadow_shed_total",
             "Shadow judgments (mode: shadow) shed unjudged: the shadow queue was full, or they waited in it too long.",
         );
+        let telemetry = super::telemetry::Counters {
+            exported: counter(
+                &registry,
+                "warden_telemetry_exported_total",
+                "Spans and log records the OTLP collector accepted, by signal (traces, logs).",
+                &["signal"],
+            ),
+            dropped: counter(
+                &registry,
+                "warden_telemetry_dropped_total",
+                "Traces and decision lines dropped because the telemetry queue was full (telemetry.buffer), by signal; the decision log file still has every line.",
+                &["signal"],
+            ),
+            failed: counter(
+                &registry,
+                "warden_telemetry_failed_total",
+                "Spans and log records the OTLP collector refused or did not answer for in time, by signal.",
+                &["signal"],
+            ),
+        };
         Metrics {
             notify,
+            telemetry,
             shadow_shed,
             shadow_differences: counter(
                 &registry,

@@ -32,7 +32,7 @@ pub const PREVIOUS_CONFIG: &str = "promotion-previous.yaml";
 
 /// The top-level sections a rewritten config file keeps from the live file:
 /// the daemon's, and the data directory (fixed at start).
-const KEPT_SECTIONS: &[&str] = &["server", "decision_log", "data_dir"];
+const KEPT_SECTIONS: &[&str] = &["server", "decision_log", "telemetry", "data_dir"];
 
 /// Why a promotion or a rollback was refused; nothing changed.
 #[derive(Debug, thiserror::Error)]

@@ -329,6 +329,9 @@ fn restart_warnings(running: &Fixed, wanted: &Fixed) -> Vec<String> {
     if running.node_name != wanted.node_name {
         out.push("server.node_name changed; restart to apply it".into());
     }
+    if running.telemetry != wanted.telemetry {
+        out.push("telemetry changed; restart to apply it".into());
+    }
     for ((key, now), (_, next)) in running.limits.iter().zip(&wanted.limits) {
         if now != next {
             out.push(format!(

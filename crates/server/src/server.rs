@@ -98,6 +98,10 @@ impl Server {
             }
             daemon.decisions.flush();
             daemon.swaps.flush();
+            // What waits for the collector is sent (or fails) before the exit.
+            if let Some(telemetry) = &daemon.telemetry {
+                telemetry.stop();
+            }
         })
         .await
         .map_err(|err| ServeError::Io(std::io::Error::other(err)))?;

@@ -24,6 +24,7 @@ use crate::metrics::{self, Metrics};
 use crate::notify;
 use crate::proxies::TrustedProxies;
 use crate::shares::{self, Shares};
+use crate::telemetry::Telemetry;
 use crate::throttle::SignInThrottle;
 use crate::workers::{PoolError, WorkerPool};
 use warden::Warden;
@@ -128,6 +129,7 @@ pub(crate) struct Fixed {
     pub(crate) public_url: Option<String>,
     /// `server.node_name`, as set (absent: the host name).
     pub(crate) node_name: Option<String>,
+    pub(crate) telemetry: Option<crate::telemetry::TelemetryConfig>,
 }
 
 impl Fixed {
@@ -148,6 +150,7 @@ impl Fixed {
             limits: config.server.limits.fixed_at_start(),
             public_url: config.server.public_base(),
             node_name: config.server.node_name.clone(),
+            telemetry: config.telemetry.clone(),
         }
     }
 }
@@ -196,6 +199,9 @@ pub struct DaemonState {
     pub(crate) sessions: Sessions,
     /// `http://<bound address>`, where `server.public_url` is not set.
     pub(crate) bound_url: std::sync::OnceLock<String>,
+    /// Traces and log records for a collector (`telemetry:`); `None`, and
+    /// nothing done for it, where off.
+    pub(crate) telemetry: Option<Arc<Telemetry>>,
     /// This daemon's hold on a SQLite store, given up when it stops.
     _lease: Option<Lease>,
 }
@@ -266,6 +272,22 @@ impl DaemonState {
         let notifier = notify::Notifier::new(metrics.notify_counters());
         notifier.set(settings.notify);
         metrics.swapped(None, warden.snapshot().generation());
+        let telemetry = match &config.telemetry {
+            Some(settings) => {
+                let telemetry =
+                    Telemetry::start(settings, &node_name, metrics.telemetry_counters())
+                        .map_err(ServeError::Io)?;
+                if telemetry.sends_logs() {
+                    let tap = telemetry.clone();
+                    // A fresh log has no tap yet.
+                    let _ = decisions.set_tap(Box::new(move |line| tap.line(line)));
+                }
+                tracing::info!(endpoint = %settings.otlp_endpoint, sample_ratio = settings.sample_ratio,
+                    logs = settings.logs, "telemetry: sending traces over OTLP");
+                Some(telemetry)
+            }
+            None => None,
+        };
         let fixed = Fixed::of(&config);
         let workers = WorkerPool::start(limits.worker_count(), limits.queue_depth)
             .map_err(ServeError::Workers)?;
@@ -308,6 +330,7 @@ impl DaemonState {
             notifier,
             sessions: Sessions::new(),
             bound_url: std::sync::OnceLock::new(),
+            telemetry,
             _lease: lease,
         })
     }

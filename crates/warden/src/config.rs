@@ -45,7 +45,7 @@ const DEFAULT_CONFIG_FILES: &[(&str, &str)] = &[(
 /// the daemon's `server:` and the decision log's `decision_log:` (whose
 /// `redact` patterns the library applies to reasons). [`Config::parse`] skips
 /// them; a face that owns one reads it from the same text.
-pub const FACE_SECTIONS: &[&str] = &["server", "decision_log"];
+pub const FACE_SECTIONS: &[&str] = &["server", "decision_log", "telemetry"];
 
 /// The data directory when the configuration names none.
 pub const DEFAULT_DATA_DIR: &str = ".warden";
@@ -814,7 +814,7 @@ mod tests {
             err,
             "test.yaml: gaurdrails: unknown field `gaurdrails`, expected one of `guardrails`, \
              `hitl_approval`, `mcp`, `permissions`, `triage`, `data_dir`, `signing`, `shadow`, \
-             `server`, `decision_log` (line 2, column 1)"
+             `server`, `decision_log`, `telemetry` (line 2, column 1)"
         );
     }
 

@@ -4,6 +4,7 @@
 //! content is a deny decision, logged like any other.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use axum::extract::{FromRequestParts, Path, State};
 use axum::http::request::Parts;
@@ -20,11 +21,12 @@ use warden_types::call_listing::list_calls;
 use warden_types::decision::Reason;
 use warden_types::request::{RequestError, ToolCall};
 
-use super::extract::{Authorized, CheckedBody};
+use super::extract::{Authorized, CheckedBody, Traced};
 use crate::auth::Principal;
 use crate::body::{ApiError, Refusal};
 use crate::refusal::{self, OVERLOADED, STORE_UNAVAILABLE};
 use crate::state::DaemonState;
+use crate::telemetry::RequestTrace;
 
 /// The response header that carries the decision log's id for a decision.
 pub const DECISION_ID_HEADER: &str = "x-warden-decision-id";
@@ -35,21 +37,26 @@ pub const DECISION_ID_HEADER: &str = "x-warden-decision-id";
 /// waiting for a human, is a deny decision, logged like any other.
 pub(super) async fn evaluate(
     State(daemon): State<Arc<DaemonState>>,
+    Traced(mut trace): Traced,
     Authorized(who): Authorized,
     CheckedBody(body): CheckedBody,
 ) -> Result<Response, ApiError> {
+    let trace_ref = trace.as_ref();
     let bytes = match body {
         Ok(bytes) => bytes,
         Err(refusal) => {
             let call = what_was_sent(refusal.body.as_deref().unwrap_or_default());
-            return Ok(refuse(&daemon, &who, &call, refusal).await);
+            return Ok(refuse(&daemon, &who, &call, refusal, trace_ref).await);
         }
     };
     let call = match ToolCall::from_checked_json(&bytes) {
         Ok(call) => Arc::new(call),
         Err(err) => {
             return match Refusal::of(&err) {
-                Some(refusal) => Ok(refuse(&daemon, &who, &what_was_sent(&bytes), refusal).await),
+                Some(refusal) => {
+                    let sent = what_was_sent(&bytes);
+                    Ok(refuse(&daemon, &who, &sent, refusal, trace_ref).await)
+                }
                 None => Err(request_error(err)),
             };
         }
@@ -58,11 +65,20 @@ pub(super) async fn evaluate(
     let judged = {
         let (call, principal) = (call.clone(), who.name.clone());
         daemon
-            .offload(move |daemon| judge_call(daemon, &principal, &call, caller))
+            .offload(move |daemon| {
+                let started = Instant::now();
+                let judged = judge_call(daemon, &principal, &call, caller);
+                (judged, started, started.elapsed())
+            })
             .await
     };
     let (evaluation, shadow) = match judged {
-        Ok(judged) => judged?,
+        Ok((judged, started, took)) => {
+            if let Some(trace) = &mut trace {
+                trace.judged(started, took);
+            }
+            judged?
+        }
         Err(err) if err.is_overload() => {
             let generation = daemon.warden.snapshot().generation();
             let evaluation =
@@ -72,7 +88,7 @@ pub(super) async fn evaluate(
         }
         Err(err) => return Err(ApiError::from(err)),
     };
-    Ok(decided(&daemon, &who, &call, &evaluation, shadow).await)
+    Ok(decided(&daemon, &who, &call, &evaluation, shadow, trace.as_ref()).await)
 }
 
 /// The error for what only the harness controls in a call (its context).
@@ -81,15 +97,17 @@ fn request_error(err: RequestError) -> ApiError {
 }
 
 /// Answers a decision: counted, logged (and synced, with `fsync: always`), its
-/// log id in the header. With a shadow judgment pending, the answer goes at
-/// once and its line is held until the shadow is judged or shed (see
-/// `warden::shadow` for the bound): the line records both.
+/// log id in the header, and traced where telemetry is on. With a shadow
+/// judgment pending, the answer goes at once and its line is held until the
+/// shadow is judged or shed (see `warden::shadow` for the bound): the line
+/// records both.
 async fn decided(
     daemon: &Arc<DaemonState>,
     who: &Principal,
     call: &ToolCall,
     evaluation: &Evaluation,
     shadow: Option<Shadow>,
+    trace: Option<&RequestTrace>,
 ) -> Response {
     daemon.metrics.observe(evaluation);
     if let Some(server) = &call.context.mcp_server {
@@ -119,6 +137,9 @@ async fn decided(
             id
         }
     };
+    if let (Some(telemetry), Some(trace)) = (&daemon.telemetry, trace) {
+        telemetry.trace(trace, call, evaluation, &id);
+    }
     let mut response = axum::Json(evaluation).into_response();
     if let Ok(value) = HeaderValue::from_str(&id) {
         response.headers_mut().insert(DECISION_ID_HEADER, value);
@@ -132,9 +153,10 @@ async fn refuse(
     who: &Principal,
     call: &ToolCall,
     refusal: Refusal,
+    trace: Option<&RequestTrace>,
 ) -> Response {
     let evaluation = daemon.warden.refusal(refusal.code, &refusal.message);
-    let mut response = decided(daemon, who, call, &evaluation, None).await;
+    let mut response = decided(daemon, who, call, &evaluation, None, trace).await;
     if refusal.body.is_none() {
         close_after(&mut response);
     }

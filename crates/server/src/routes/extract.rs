@@ -4,7 +4,8 @@
 //! what that caller may do with approvals ([`Answerer`], [`Visible`]), and
 //! its body, read within the limits and checked ([`JsonBody`], and
 //! [`CheckedBody`] on the routes that judge); and the hand-off of a job to the
-//! judging pool ([`on_pool`]).
+//! judging pool ([`on_pool`]); where telemetry is on, the request's trace
+//! context ([`Traced`]).
 
 use std::sync::Arc;
 
@@ -20,6 +21,7 @@ use crate::auth::Authenticated;
 use crate::auth::{Access, Principal, Role};
 use crate::body::{ApiError, Refusal, read_checked, read_json};
 use crate::state::DaemonState;
+use crate::telemetry::RequestTrace;
 
 /// The route's authorization, in front of its handler: the caller's token
 /// must be valid and its role one `access` allows (401/403 otherwise). It
@@ -38,6 +40,26 @@ pub(super) async fn authorize(
             next.run(request).await
         }
         Err(err) => err.into_response(),
+    }
+}
+
+/// The request's start and its harness's trace context, where telemetry is
+/// on; where it is off, nothing is read (`None`).
+pub(super) struct Traced(pub(super) Option<RequestTrace>);
+
+impl FromRequestParts<Arc<DaemonState>> for Traced {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        daemon: &Arc<DaemonState>,
+    ) -> Result<Self, Self::Rejection> {
+        Ok(Traced(
+            daemon
+                .telemetry
+                .as_ref()
+                .map(|_| RequestTrace::start(&parts.headers)),
+        ))
     }
 }
 
