@@ -91,6 +91,17 @@ pub enum CallStatus {
     Pending,
 }
 
+impl CallStatus {
+    /// The status as the wire spells it (`run`, `denied`, `pending`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallStatus::Run => "run",
+            CallStatus::Denied => "denied",
+            CallStatus::Pending => "pending",
+        }
+    }
+}
+
 /// A human's decision on one pending call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]

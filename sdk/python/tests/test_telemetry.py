@@ -162,6 +162,36 @@ def test_a_judged_call_is_one_trace_continuing_the_harnesss(traced):
     assert attributes(resource)["service.name"] == "warden"
 
 
+def test_a_model_response_through_the_gate_is_one_trace_with_a_span_per_call(traced):
+    daemon, receiver = traced
+    calls = [
+        {"id": "c1", "name": "bash", "args": {"command": f"echo {CANARY}"}},
+        {"id": "c2", "name": "rm", "args": {"path": f"/{CANARY}"}},
+    ]
+    request = urllib.request.Request(
+        f"{daemon.url}/v1/threads/thread-gate/runs/run-gate/tool-calls",
+        data=json.dumps({"message": {"tool_calls": calls}, "context": {}}).encode(),
+        headers={
+            "authorization": f"Bearer {AGENT}",
+            "content-type": "application/json",
+            "traceparent": f"00-{TRACE_ID}-{PARENT_SPAN}-01",
+        },
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        outcome = json.loads(response.read())
+    wait_for(lambda: len(receiver.spans()) >= 3)
+    spans = [span for _, span in receiver.spans()]
+    (root,) = [span for span in spans if span.parent_span_id.hex() == PARENT_SPAN]
+    assert root.name == "warden tool_calls" and root.trace_id.hex() == TRACE_ID
+    assert attributes(root)["gen_ai.conversation.id"] == "thread-gate"
+    children = [span for span in spans if span.parent_span_id == root.span_id]
+    said = [(span.name, attributes(span)["warden.status"]) for span in children]
+    assert said == [(f"execute_tool {c['name']}", c["status"]) for c in outcome["calls"]]
+    assert [attributes(span)["gen_ai.tool.call.id"] for span in children] == ["c1", "c2"]
+    traces = [body for path, body in receiver.requests if path == "/v1/traces"]
+    assert not any(CANARY.encode() in body for body in traces)
+
+
 def test_a_call_without_traceparent_starts_a_trace_of_its_own(traced):
     daemon, receiver = traced
     evaluate(daemon, CALL)

@@ -235,6 +235,7 @@ impl FromRequestParts<Arc<DaemonState>> for Run {
 /// through the approval gate: what runs, what is denied, what waits for a human.
 pub(super) async fn tool_calls(
     State(daemon): State<Arc<DaemonState>>,
+    Traced(mut trace): Traced,
     Authorized(who): Authorized,
     Run(run): Run,
     CheckedBody(body): CheckedBody,
@@ -271,11 +272,20 @@ pub(super) async fn tool_calls(
             let submitted = {
                 let (run, bytes) = (run.clone(), bytes.clone());
                 daemon
-                    .offload(move |daemon| submit(daemon, &run, &bytes, caller))
+                    .offload(move |daemon| {
+                        let started = Instant::now();
+                        let outcome = submit(daemon, &run, &bytes, caller);
+                        (outcome, started, started.elapsed())
+                    })
                     .await
             };
             match submitted {
-                Ok(outcome) => outcome?,
+                Ok((outcome, started, took)) => {
+                    if let Some(trace) = &mut trace {
+                        trace.judged(started, took);
+                    }
+                    outcome?
+                }
                 Err(err) if err.is_overload() => {
                     let response = ModelResponse::from_json(&bytes)?;
                     let generation = daemon.warden.snapshot().generation();
@@ -293,6 +303,9 @@ pub(super) async fn tool_calls(
         }
     };
     daemon.record_gate(&outcome, &who).await;
+    if let (Some(telemetry), Some(trace)) = (&daemon.telemetry, &trace) {
+        telemetry.trace_gate(trace, &outcome);
+    }
     let mut response = axum::Json(outcome).into_response();
     if unread {
         close_after(&mut response);

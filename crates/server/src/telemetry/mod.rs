@@ -30,6 +30,7 @@ use http::HeaderMap;
 use prometheus::IntCounterVec;
 use serde::Deserialize;
 use warden::Evaluation;
+use warden_types::approval::GateOutcome;
 use warden_types::evaluation::Risk;
 use warden_types::request::ToolCall;
 
@@ -297,6 +298,86 @@ impl Telemetry {
             at += took;
         }
         self.enqueue(Item::Trace { spans, encoded });
+    }
+
+    /// Sends a model response's trace through the approval gate, if it is
+    /// sampled: the request's span (`warden tool_calls`) from `request`'s
+    /// start to now, and an `execute_tool {tool}` span per call, each over
+    /// the judging thread's time for the whole response (the gate times no
+    /// call apart).
+    pub fn trace_gate(&self, request: &RequestTrace, outcome: &GateOutcome) {
+        let Some((trace_id, parent)) = self.sampled(request.parent) else {
+            return;
+        };
+        let end_ns = request.start_ns + nanos(request.clock.elapsed());
+        let root_id = span_id();
+        let mut attributes: Vec<Attribute> = vec![
+            ("gen_ai.conversation.id", Value::Str(&outcome.thread_id)),
+            ("warden.run.id", Value::Str(&outcome.run_id)),
+            ("warden.run_state", Value::Str(outcome.run_state.as_str())),
+            (
+                "warden.generation",
+                Value::Int(i64::try_from(outcome.generation).unwrap_or(i64::MAX)),
+            ),
+        ];
+        if let Some(approval_id) = &outcome.approval_id {
+            attributes.push(("warden.approval_id", Value::Str(approval_id)));
+        }
+        let mut encoded = Vec::with_capacity(512 * (1 + outcome.calls.len()));
+        otlp::span(
+            &mut encoded,
+            &Span {
+                trace_id,
+                span_id: root_id,
+                parent,
+                remote_parent: parent.is_some(),
+                trace_state: &request.trace_state,
+                name: "warden tool_calls",
+                kind: Kind::Server,
+                start_ns: request.start_ns,
+                end_ns,
+                attributes,
+                error: None,
+            },
+        );
+        let judged = match request.judged {
+            Some((started, took)) => {
+                let start =
+                    request.start_ns + nanos(started.saturating_duration_since(request.clock));
+                (start, start + nanos(took))
+            }
+            None => (end_ns, end_ns),
+        };
+        let names: Vec<String> = outcome
+            .calls
+            .iter()
+            .map(|call| format!("execute_tool {}", call.name))
+            .collect();
+        for (call, name) in outcome.calls.iter().zip(&names) {
+            let mut attributes: Vec<Attribute> = vec![
+                ("gen_ai.operation.name", Value::Str("execute_tool")),
+                ("gen_ai.tool.name", Value::Str(&call.name)),
+                ("warden.status", Value::Str(call.status.as_str())),
+                (
+                    "warden.reason_codes",
+                    Value::Strs(call.reasons.iter().map(|r| r.code.as_str()).collect()),
+                ),
+            ];
+            if let Some(id) = &call.id {
+                attributes.push(("gen_ai.tool.call.id", Value::Str(id)));
+            }
+            if let Some(decided_by) = &call.decided_by {
+                attributes.push(("warden.decided_by", Value::Str(decided_by)));
+            }
+            otlp::span(
+                &mut encoded,
+                &step(trace_id, root_id, name, judged, attributes),
+            );
+        }
+        self.enqueue(Item::Trace {
+            spans: 1 + outcome.calls.len(),
+            encoded,
+        });
     }
 
     /// Sends one decision log line as a log record.
