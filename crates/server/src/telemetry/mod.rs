@@ -230,29 +230,16 @@ impl Telemetry {
             .collect();
         let mut encoded = Vec::with_capacity(1024);
         let mut spans = 1 + evaluation.stages.len();
-        otlp::span(
-            &mut encoded,
-            &Span {
-                trace_id,
-                span_id: root_id,
-                parent,
-                remote_parent: parent.is_some(),
-                trace_state: &request.trace_state,
-                name: &name,
-                kind: Kind::Server,
-                start_ns: request.start_ns,
-                end_ns,
-                attributes: call_attributes(call, evaluation, decision_id, &places),
-                error: None,
-            },
-        );
+        let attributes = call_attributes(call, evaluation, decision_id, &places);
+        let root = request.span(trace_id, root_id, parent, &name, end_ns, attributes);
+        otlp::span(&mut encoded, &root);
         // On the judging thread, the approval store's check of the thread
         // came first (what judging took beyond the pipeline's own time),
         // then the stages, one after another, each for its measured time.
         let mut at = end_ns;
-        if let Some((started, took)) = request.judged {
-            at = request.start_ns + nanos(started.saturating_duration_since(request.clock));
-            let store = nanos(took).saturating_sub(evaluation.duration_us.saturating_mul(1000));
+        if let Some((start, took)) = request.judging() {
+            at = start;
+            let store = took.saturating_sub(evaluation.duration_us.saturating_mul(1000));
             let attributes = vec![("warden.stage", Value::Str("approval_store"))];
             let span = step(
                 trace_id,
@@ -324,30 +311,12 @@ impl Telemetry {
             attributes.push(("warden.approval_id", Value::Str(approval_id)));
         }
         let mut encoded = Vec::with_capacity(512 * (1 + outcome.calls.len()));
-        otlp::span(
-            &mut encoded,
-            &Span {
-                trace_id,
-                span_id: root_id,
-                parent,
-                remote_parent: parent.is_some(),
-                trace_state: &request.trace_state,
-                name: "warden tool_calls",
-                kind: Kind::Server,
-                start_ns: request.start_ns,
-                end_ns,
-                attributes,
-                error: None,
-            },
-        );
-        let judged = match request.judged {
-            Some((started, took)) => {
-                let start =
-                    request.start_ns + nanos(started.saturating_duration_since(request.clock));
-                (start, start + nanos(took))
-            }
-            None => (end_ns, end_ns),
-        };
+        let name = "warden tool_calls";
+        let root = request.span(trace_id, root_id, parent, name, end_ns, attributes);
+        otlp::span(&mut encoded, &root);
+        let judged = request
+            .judging()
+            .map_or((end_ns, end_ns), |(start, took)| (start, start + took));
         let names: Vec<String> = outcome
             .calls
             .iter()
@@ -499,6 +468,40 @@ impl RequestTrace {
             parent,
             trace_state,
             judged: None,
+        }
+    }
+
+    /// When the judging thread began (in nanoseconds since the epoch) and
+    /// how long it judged, in nanoseconds.
+    fn judging(&self) -> Option<(u64, u64)> {
+        let (started, took) = self.judged?;
+        let start = self.start_ns + nanos(started.saturating_duration_since(self.clock));
+        Some((start, nanos(took)))
+    }
+
+    /// The request's own span, from its start to `end_ns`, under the
+    /// harness's span where there is one.
+    fn span<'a>(
+        &'a self,
+        trace_id: [u8; 16],
+        span_id: [u8; 8],
+        parent: Option<[u8; 8]>,
+        name: &'a str,
+        end_ns: u64,
+        attributes: Vec<Attribute<'a>>,
+    ) -> Span<'a> {
+        Span {
+            trace_id,
+            span_id,
+            parent,
+            remote_parent: parent.is_some(),
+            trace_state: &self.trace_state,
+            name,
+            kind: Kind::Server,
+            start_ns: self.start_ns,
+            end_ns,
+            attributes,
+            error: None,
         }
     }
 
