@@ -29,9 +29,10 @@ PARENT_SPAN = "00f067aa0ba902b7"
 
 class Receiver:
     """An OTLP/HTTP collector on a free loopback port: keeps each request's
-    path and body; ``hold`` makes it answer nothing until released."""
+    path and body; ``hold`` makes it answer nothing until released, and it
+    answers ``status``."""
 
-    def __init__(self, hold: bool = False):
+    def __init__(self, hold: bool = False, status: int = 200):
         self.requests: list[tuple[str, bytes]] = []
         self.release = threading.Event()
         if not hold:
@@ -43,7 +44,7 @@ class Receiver:
                 body = self.rfile.read(int(self.headers["content-length"]))
                 receiver.requests.append((self.path, body))
                 receiver.release.wait(timeout=30)
-                self.send_response(200)
+                self.send_response(status)
                 self.send_header("content-type", "application/x-protobuf")
                 self.send_header("content-length", "0")
                 self.end_headers()
@@ -242,6 +243,28 @@ def test_no_tool_argument_reaches_the_collector_in_any_span(traced):
     assert not any(CANARY.encode() in body for body in traces)
 
 
+def metric(daemon: Daemon, name: str) -> dict:
+    with urllib.request.urlopen(f"{daemon.url}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    return {
+        line.split("{")[1].split("}")[0]: float(line.split()[-1])
+        for line in text.splitlines()
+        if line.startswith(name + "{")
+    }
+
+
+def test_what_the_collector_refuses_is_counted_as_failed(tmp_path):
+    receiver = Receiver(status=500)
+    daemon = Daemon(tmp_path / "warden", ALLOWLIST, extra=telemetry(receiver))
+    try:
+        evaluate(daemon, CALL)
+        wait_for(lambda: metric(daemon, "warden_telemetry_failed_total")['signal="traces"'] > 0)
+        assert metric(daemon, "warden_telemetry_exported_total")['signal="traces"'] == 0
+    finally:
+        daemon.stop()
+        receiver.stop()
+
+
 def test_a_full_export_queue_is_counted_not_silent(tmp_path):
     receiver = Receiver(hold=True)
     daemon = Daemon(tmp_path / "warden", ALLOWLIST, extra=telemetry(receiver, "  buffer: 2\n"))
@@ -251,13 +274,7 @@ def test_a_full_export_queue_is_counted_not_silent(tmp_path):
         wait_for(lambda: receiver.requests)
         for _ in range(12):
             evaluate(daemon, CALL)
-        with urllib.request.urlopen(f"{daemon.url}/metrics", timeout=10) as response:
-            metrics = response.read().decode()
-        dropped = {
-            line.split("{")[1].split("}")[0]: float(line.split()[-1])
-            for line in metrics.splitlines()
-            if line.startswith("warden_telemetry_dropped_total{")
-        }
+        dropped = metric(daemon, "warden_telemetry_dropped_total")
         assert dropped['signal="traces"'] > 0 and dropped['signal="logs"'] > 0, dropped
         assert "the telemetry queue is full" in (daemon.dir / "stderr.log").read_text()
     finally:

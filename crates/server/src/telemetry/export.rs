@@ -101,42 +101,66 @@ impl Exporter {
                 Item::Line(encoded) => lines.push(encoded.as_slice()),
             }
         }
+        // Once a request fails, the rest of the batch is counted as failed
+        // without being sent: a collector that is down is not waited on once
+        // a chunk, and a stop is not held for each.
+        let mut reachable = true;
         for chunk in traces.chunks(MAX_BATCH) {
-            let spans: Vec<&[u8]> = chunk.iter().map(|(_, encoded)| *encoded).collect();
             let count = chunk.iter().map(|(spans, _)| spans).sum();
-            let body = otlp::traces(&self.resource, &spans);
-            self.post(connection, "traces", body, count).await;
+            reachable = reachable && {
+                let spans: Vec<&[u8]> = chunk.iter().map(|(_, encoded)| *encoded).collect();
+                let body = otlp::traces(&self.resource, &spans);
+                self.post(connection, "traces", body, count).await
+            };
+            if !reachable {
+                self.counters
+                    .failed
+                    .with_label_values(&["traces"])
+                    .inc_by(count as u64);
+            }
         }
         for chunk in lines.chunks(MAX_BATCH) {
-            let body = otlp::logs(&self.resource, chunk);
-            self.post(connection, "logs", body, chunk.len()).await;
+            reachable = reachable && {
+                let body = otlp::logs(&self.resource, chunk);
+                self.post(connection, "logs", body, chunk.len()).await
+            };
+            if !reachable {
+                self.counters
+                    .failed
+                    .with_label_values(&["logs"])
+                    .inc_by(chunk.len() as u64);
+            }
         }
     }
 
-    /// POSTs one export request of `count` items, counting the outcome.
+    /// POSTs one export request of `count` items, counting them when the
+    /// collector took them; says whether it did.
     async fn post(
         &self,
         connection: &mut Option<SendRequest<Full<Bytes>>>,
         signal: &'static str,
         body: Vec<u8>,
         count: usize,
-    ) {
+    ) -> bool {
         let sent = tokio::time::timeout(
             ATTEMPT_TIMEOUT,
             self.post_once(connection, signal, Bytes::from(body)),
         )
         .await
         .unwrap_or_else(|_| Err(format!("no answer within {} s", ATTEMPT_TIMEOUT.as_secs())));
-        let counter = match sent {
-            Ok(()) => &self.counters.exported,
+        match sent {
+            Ok(()) => {
+                let exported = self.counters.exported.with_label_values(&[signal]);
+                exported.inc_by(count as u64);
+                true
+            }
             Err(failure) => {
                 // A connection that failed is not used again.
                 *connection = None;
                 tracing::warn!(signal, count, %failure, "telemetry: an export failed");
-                &self.counters.failed
+                false
             }
-        };
-        counter.with_label_values(&[signal]).inc_by(count as u64);
+        }
     }
 
     async fn post_once(

@@ -4,8 +4,10 @@
 //! nothing here runs).
 //!
 //! A call's trace is an `execute_tool {tool}` span (the GenAI semantic
-//! conventions' name and attributes where they exist) with a child span per
-//! pipeline stage, and Warden's own attributes under `warden.`. It carries
+//! conventions' name and attributes where they exist) with child spans for
+//! the approval store's check and each pipeline stage, and Warden's own
+//! attributes under `warden.`; a model response through the approval gate
+//! is a `warden tool_calls` span with an `execute_tool` span per call. It carries
 //! no tool argument and no reason message (which may quote one): only names,
 //! ids, verdicts, codes and the deciding rule's text and place in the
 //! configuration. A harness's `traceparent` continues its trace.
