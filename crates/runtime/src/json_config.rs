@@ -1,6 +1,6 @@
 //! Configuration text written as JSON, as a program that generates a policy
 //! writes it. YAML reads JSON as the same values, but the YAML parsers read
-//! it about ten times slower than a JSON parser: a 10,000-rule policy takes
+//! it about five times slower than a JSON parser: a 10,000-rule policy took
 //! longer to read than to load. This module tells the JSON that the YAML
 //! reader (serde_norway) reads exactly as serde_json does, so that a reader
 //! may take the JSON parser for it, and maps the line of each of its values

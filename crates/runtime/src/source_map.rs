@@ -2,8 +2,8 @@
 //! JSON pointer (`/permissions/allow/3`, `/rules/0`). serde_norway reads the
 //! values and keeps no positions, so the text is walked once more with an
 //! event parser that does (or, for JSON that reads alike as either, with
-//! [`json_config`]'s, ten times faster). Only the first
-//! document is mapped.
+//! [`json_config`]'s, about five times faster). Only the first document is
+//! mapped.
 //!
 //! Positions name a rule's place for a person; they never decide anything.
 //! Text the position parser cannot read (serde_norway and it disagree only on

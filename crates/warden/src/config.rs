@@ -650,8 +650,6 @@ struct RedactKey {
     redact: Vec<String>,
 }
 
-/// Runs `read` over the text's YAML, tracking the path, so that an error
-/// names the file, the key's path and the line.
 /// How a configuration type is read, from either parser
 /// ([`parse_yaml_with`]).
 trait Read<T> {
@@ -671,10 +669,11 @@ impl<T: serde::de::DeserializeOwned> Read<T> for ReadWhole {
 
 /// Reads configuration text as `T` with `reader`. Text that is JSON the two
 /// parsers read alike ([`warden_runtime::json_config`], what a generated
-/// policy is written as) is read by the JSON parser, ten times faster.
-/// Anything else, and JSON whose reading fails (for its error, and for the
-/// conversions YAML allows that JSON does not, such as a number into a
-/// string), is read as YAML.
+/// policy is written as) is read by the JSON parser, about five times
+/// faster. Anything else, and JSON whose reading fails (for its error, and
+/// for the conversions YAML allows that JSON does not, such as a number into
+/// a string), is read as YAML, tracking the path, so that an error names the
+/// file, the key's path and the line.
 fn parse_yaml_with<T>(text: &str, file: &str, mut reader: impl Read<T>) -> Result<T, ConfigError> {
     if warden_runtime::json_config::reads_alike(text) {
         let mut json = serde_json::Deserializer::from_str(text);
