@@ -347,8 +347,7 @@ impl Config {
         others: &[&str],
         keep: Option<&mut serde_norway::Mapping>,
     ) -> Result<Config, ConfigError> {
-        let mut config: Config =
-            parse_yaml_with(text, file, others::ReadSkipping { others, keep })?;
+        let mut config: Config = parse_yaml_with(text, file, ReadSkipping { others, keep })?;
         config.base_dir = base_dir;
         config.source = file.to_string();
         config.place_rules(text);
@@ -656,6 +655,28 @@ trait Read<T> {
     /// Reads `T` from `deserializer`; called again, for the YAML parser,
     /// where the JSON one failed.
     fn read<'de, D: serde::Deserializer<'de>>(&mut self, deserializer: D) -> Result<T, D::Error>;
+}
+
+/// Reads the library's configuration skipping `others` (keeping them where
+/// `keep` is given), from either parser.
+struct ReadSkipping<'o> {
+    others: &'o [&'o str],
+    keep: Option<&'o mut serde_norway::Mapping>,
+}
+
+impl Read<Config> for ReadSkipping<'_> {
+    fn read<'de, D: serde::Deserializer<'de>>(&mut self, inner: D) -> Result<Config, D::Error> {
+        // A second read (YAML's, after JSON's failed) starts from nothing.
+        let mut keep = self.keep.as_deref_mut();
+        if let Some(kept) = keep.as_deref_mut() {
+            kept.clear();
+        }
+        Config::deserialize(others::SkipOthers {
+            inner,
+            others: self.others,
+            keep,
+        })
+    }
 }
 
 /// Reads the whole of `T`.

@@ -12,10 +12,22 @@ use http_body_util::Full;
 use hyper::body::Bytes;
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
+use prometheus::IntCounterVec;
 
 use super::otlp;
-use super::queue::Queue;
-use super::{Counters, Item};
+use super::queue::{Item, Queue};
+
+/// The counters of `/metrics`, by signal (`traces`, `logs`).
+#[derive(Clone)]
+pub struct Counters {
+    /// Spans and log records the collector accepted.
+    pub exported: IntCounterVec,
+    /// Traces and lines dropped because the queue was full.
+    pub dropped: IntCounterVec,
+    /// Spans and log records the collector did not take (refused, or not
+    /// reached in time).
+    pub failed: IntCounterVec,
+}
 
 /// Spans or records sent in one request at most.
 pub(super) const MAX_BATCH: usize = 512;

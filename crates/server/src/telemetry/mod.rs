@@ -22,6 +22,8 @@ pub mod otlp;
 mod queue;
 pub mod traceparent;
 
+pub use self::export::Counters;
+
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -29,7 +31,6 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
 use http::HeaderMap;
-use prometheus::IntCounterVec;
 use serde::Deserialize;
 use warden::Evaluation;
 use warden_types::approval::GateOutcome;
@@ -37,7 +38,7 @@ use warden_types::evaluation::Risk;
 use warden_types::request::ToolCall;
 
 use self::otlp::{Attribute, Kind, Span, Value};
-use self::queue::Queue;
+use self::queue::{Item, Queue};
 use self::traceparent::TraceParent;
 
 /// `telemetry:` in the configuration.
@@ -109,35 +110,6 @@ impl TelemetryConfig {
             ));
         }
         Ok(())
-    }
-}
-
-/// The counters of `/metrics`, by signal (`traces`, `logs`).
-#[derive(Clone)]
-pub struct Counters {
-    /// Spans and log records the collector accepted.
-    pub exported: IntCounterVec,
-    /// Traces and lines dropped because the queue was full.
-    pub dropped: IntCounterVec,
-    /// Spans and log records the collector did not take (refused, or not
-    /// reached in time).
-    pub failed: IntCounterVec,
-}
-
-/// What waits for the exporter, encoded ([`otlp::span`], [`otlp::log_record`]).
-enum Item {
-    /// One call's spans.
-    Trace { spans: usize, encoded: Vec<u8> },
-    /// One decision log line.
-    Line(Vec<u8>),
-}
-
-impl Item {
-    fn signal(&self) -> &'static str {
-        match self {
-            Item::Trace { .. } => "traces",
-            Item::Line(_) => "logs",
-        }
     }
 }
 

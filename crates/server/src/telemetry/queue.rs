@@ -6,7 +6,23 @@
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
-use super::Item;
+/// What waits for the exporter, encoded ([`super::otlp::span`],
+/// [`super::otlp::log_record`]).
+pub(super) enum Item {
+    /// One call's spans.
+    Trace { spans: usize, encoded: Vec<u8> },
+    /// One decision log line.
+    Line(Vec<u8>),
+}
+
+impl Item {
+    pub(super) fn signal(&self) -> &'static str {
+        match self {
+            Item::Trace { .. } => "traces",
+            Item::Line(_) => "logs",
+        }
+    }
+}
 
 pub(super) struct Queue {
     waiting: Mutex<Waiting>,

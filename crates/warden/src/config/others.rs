@@ -14,28 +14,6 @@ use serde::de::{
     self, DeserializeSeed, Deserializer, IgnoredAny, IntoDeserializer, MapAccess, Visitor,
 };
 
-/// Reads the library's configuration skipping `others` (keeping them where
-/// `keep` is given), from either parser.
-pub(super) struct ReadSkipping<'o> {
-    pub(super) others: &'o [&'o str],
-    pub(super) keep: Option<&'o mut serde_norway::Mapping>,
-}
-
-impl super::Read<super::Config> for ReadSkipping<'_> {
-    fn read<'de, D: Deserializer<'de>>(&mut self, inner: D) -> Result<super::Config, D::Error> {
-        // A second read (YAML's, after JSON's failed) starts from nothing.
-        let mut keep = self.keep.as_deref_mut();
-        if let Some(kept) = keep.as_deref_mut() {
-            kept.clear();
-        }
-        serde::Deserialize::deserialize(SkipOthers {
-            inner,
-            others: self.others,
-            keep,
-        })
-    }
-}
-
 /// Deserializes a struct from `inner`, skipping the top-level keys in
 /// `others`. Everything else reaches the struct's own `Deserialize`.
 pub(super) struct SkipOthers<'o, D> {
