@@ -16,6 +16,7 @@ pub(super) enum Item {
 }
 
 impl Item {
+    /// The signal it is counted under in `/metrics`.
     pub(super) fn signal(&self) -> &'static str {
         match self {
             Item::Trace { .. } => "traces",
@@ -24,6 +25,7 @@ impl Item {
     }
 }
 
+/// The queue, shared by the calls that push and the exporter that takes.
 pub(super) struct Queue {
     waiting: Mutex<Waiting>,
     ready: Condvar,
