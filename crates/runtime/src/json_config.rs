@@ -41,7 +41,6 @@ pub(crate) fn lines(text: &str, lines: &mut HashMap<String, (u32, u32)>) -> Resu
 /// A single pass over the text: checks it and, where asked, maps it.
 struct Walk<'t, 'm> {
     text: &'t str,
-    bytes: &'t [u8],
     at: usize,
     /// The line `at` is on, from 1.
     line: u32,
@@ -54,7 +53,6 @@ impl<'t, 'm> Walk<'t, 'm> {
     fn new(text: &'t str, lines: Option<&'m mut HashMap<String, (u32, u32)>>) -> Self {
         Walk {
             text,
-            bytes: text.as_bytes(),
             at: 0,
             line: 1,
             pointer: String::new(),
@@ -69,7 +67,7 @@ impl<'t, 'm> Walk<'t, 'm> {
         }
         self.value(0)?;
         self.space(false);
-        if self.at == self.bytes.len() {
+        if self.at == self.text.len() {
             Ok(())
         } else {
             Err(())
@@ -77,7 +75,7 @@ impl<'t, 'm> Walk<'t, 'm> {
     }
 
     fn peek(&self) -> Option<u8> {
-        self.bytes.get(self.at).copied()
+        self.text.as_bytes().get(self.at).copied()
     }
 
     /// Skips JSON's white space, a tab only inside the object (where YAML's
@@ -89,7 +87,7 @@ impl<'t, 'm> Walk<'t, 'm> {
                 b'\t' if inside => {}
                 b'\n' => self.line += 1,
                 // A lone CR breaks a line in YAML; CRLF breaks it once.
-                b'\r' if self.bytes.get(self.at + 1) != Some(&b'\n') => self.line += 1,
+                b'\r' if self.text.as_bytes().get(self.at + 1) != Some(&b'\n') => self.line += 1,
                 b'\r' => {}
                 _ => return,
             }
@@ -216,7 +214,7 @@ impl<'t, 'm> Walk<'t, 'm> {
                 0x20..=0x7e => self.at += 1,
                 _ => {
                     let c = self
-                        .text(self.at, self.bytes.len())?
+                        .text(self.at, self.text.len())?
                         .chars()
                         .next()
                         .ok_or(())?;
@@ -259,7 +257,7 @@ impl<'t, 'm> Walk<'t, 'm> {
             b'r' => '\r',
             b't' => '\t',
             b'u' => {
-                let hex = self.bytes.get(self.at..self.at + 4).ok_or(())?;
+                let hex = self.text.as_bytes().get(self.at..self.at + 4).ok_or(())?;
                 let hex = std::str::from_utf8(hex).map_err(drop)?;
                 if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
                     return Err(());
@@ -278,7 +276,7 @@ impl<'t, 'm> Walk<'t, 'm> {
             self.at += 1;
         }
         let digits = self.digits();
-        let integer = &self.bytes[self.at - digits..self.at];
+        let integer = &self.text.as_bytes()[self.at - digits..self.at];
         if digits == 0 || (integer[0] == b'0' && digits > 1) {
             return Err(());
         }
@@ -316,7 +314,7 @@ impl<'t, 'm> Walk<'t, 'm> {
     }
 
     fn word(&mut self, word: &[u8]) -> Result<(), ()> {
-        if self.bytes[self.at..].starts_with(word) {
+        if self.text.as_bytes()[self.at..].starts_with(word) {
             self.at += word.len();
             Ok(())
         } else {

@@ -4,7 +4,6 @@
 //! content is a deny decision, logged like any other.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use axum::extract::{FromRequestParts, Path, State};
 use axum::http::request::Parts;
@@ -26,7 +25,7 @@ use crate::auth::Principal;
 use crate::body::{ApiError, Refusal};
 use crate::refusal::{self, OVERLOADED, STORE_UNAVAILABLE};
 use crate::state::DaemonState;
-use crate::telemetry::RequestTrace;
+use crate::telemetry::{RequestTrace, timed};
 
 /// The response header that carries the decision log's id for a decision.
 pub const DECISION_ID_HEADER: &str = "x-warden-decision-id";
@@ -65,17 +64,13 @@ pub(super) async fn evaluate(
     let judged = {
         let (call, principal) = (call.clone(), who.name.clone());
         daemon
-            .offload(move |daemon| {
-                let started = Instant::now();
-                let judged = judge_call(daemon, &principal, &call, caller);
-                (judged, started, started.elapsed())
-            })
+            .offload(move |daemon| timed(|| judge_call(daemon, &principal, &call, caller)))
             .await
     };
     let (evaluation, shadow) = match judged {
-        Ok((judged, started, took)) => {
+        Ok((judged, window)) => {
             if let Some(trace) = &mut trace {
-                trace.judged(started, took);
+                trace.judged(window);
             }
             judged?
         }
@@ -272,17 +267,13 @@ pub(super) async fn tool_calls(
             let submitted = {
                 let (run, bytes) = (run.clone(), bytes.clone());
                 daemon
-                    .offload(move |daemon| {
-                        let started = Instant::now();
-                        let outcome = submit(daemon, &run, &bytes, caller);
-                        (outcome, started, started.elapsed())
-                    })
+                    .offload(move |daemon| timed(|| submit(daemon, &run, &bytes, caller)))
                     .await
             };
             match submitted {
-                Ok((outcome, started, took)) => {
+                Ok((outcome, window)) => {
                     if let Some(trace) = &mut trace {
-                        trace.judged(started, took);
+                        trace.judged(window);
                     }
                     outcome?
                 }

@@ -325,13 +325,8 @@ impl Telemetry {
 
     /// Sends one decision log line as a log record.
     pub fn line(&self, line: &[u8]) {
-        let now = nanos(
-            SystemTime::now()
-                .duration_since(SystemTime::UNIX_EPOCH)
-                .unwrap_or_default(),
-        );
         let mut encoded = Vec::with_capacity(line.len() + 64);
-        otlp::log_record(&mut encoded, now, &String::from_utf8_lossy(line));
+        otlp::log_record(&mut encoded, now_ns(), &String::from_utf8_lossy(line));
         self.enqueue(Item::Line(encoded));
     }
 
@@ -364,9 +359,7 @@ impl Telemetry {
 
     /// Logs a warning for the first drop, then at most once a minute.
     fn warn_of_drops(&self, signal: &str) {
-        let now = SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
+        let now = now_ns() / 1_000_000_000;
         let last = self.warned_at.load(Ordering::Relaxed);
         if (last == 0 || now >= last + 60)
             && self
@@ -433,11 +426,7 @@ impl RequestTrace {
             .unwrap_or_default()
             .to_string();
         RequestTrace {
-            start_ns: nanos(
-                SystemTime::now()
-                    .duration_since(SystemTime::UNIX_EPOCH)
-                    .unwrap_or_default(),
-            ),
+            start_ns: now_ns(),
             clock: Instant::now(),
             parent,
             trace_state,
@@ -479,10 +468,19 @@ impl RequestTrace {
         }
     }
 
-    /// Records when the judging thread began on the call and how long it took.
-    pub fn judged(&mut self, started: Instant, took: Duration) {
+    /// Records when the judging thread began on the call and how long it
+    /// took ([`timed`]).
+    pub fn judged(&mut self, (started, took): (Instant, Duration)) {
         self.judged = Some((started, took));
     }
+}
+
+/// Runs `work` (on the judging thread), with when it began and how long it
+/// took, for [`RequestTrace::judged`].
+pub fn timed<T>(work: impl FnOnce() -> T) -> (T, (Instant, Duration)) {
+    let started = Instant::now();
+    let done = work();
+    (done, (started, started.elapsed()))
 }
 
 /// A step inside Warden's answer to a call: a child of the request's span.
@@ -564,6 +562,15 @@ fn call_attributes<'a>(
         }
     }
     attributes
+}
+
+/// Now, in nanoseconds since the epoch (OTLP's time).
+fn now_ns() -> u64 {
+    nanos(
+        SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap_or_default(),
+    )
 }
 
 fn nanos(duration: Duration) -> u64 {
