@@ -33,7 +33,7 @@ use crate::config::{Config, ConfigFile};
 use crate::error::Error;
 use crate::guest_call::provider_call;
 use crate::registry::{ProviderSet, Registry, Snapshot};
-use crate::shadow::{Live, Shadow, ShadowCounts, ShadowJudgment, ShadowQueue};
+use crate::shadow::{HandedCall, Live, Shadow, ShadowCounts, ShadowJudgment, ShadowQueue};
 use crate::signing::RecordFacts;
 
 /// The stage name of the approval list in `decided_by` and the stage reports.
@@ -220,7 +220,7 @@ impl Warden {
             return None;
         }
         // The job is made only when the queue has room for it: the call is
-        // copied for the shadow thread, the live answer only summed up.
+        // handed over as its text, the live answer only summed up.
         let queue = || self.shadows.get_or_init(ShadowQueue::start);
         if let Some(set) = snapshot.shadowing.current() {
             // A shadow configuration: the whole candidate judges the call.
@@ -228,8 +228,9 @@ impl Warden {
                 return None;
             }
             Some(queue().submit(|| {
-                let (call, live) = (call.clone(), Live::of(evaluation));
+                let (call, live) = (HandedCall::of(call), Live::of(evaluation));
                 Box::new(move || {
+                    let call = call?.call()?;
                     let (shadow, _) =
                         judge(&set.snapshot, &call, caller, Alone::Yes, Chain::Live).ok()?;
                     Some(crate::shadow::judgment(&live, shadow))
@@ -237,8 +238,11 @@ impl Warden {
             }))
         } else if !snapshot.providers.shadows().is_empty() && snapshot.guardrails.enabled {
             Some(queue().submit(|| {
-                let (call, live) = (call.clone(), Live::of(evaluation));
-                Box::new(move || judge_shadow(&snapshot, &call, caller, &live, &opinions))
+                let (call, live) = (HandedCall::of(call), Live::of(evaluation));
+                Box::new(move || {
+                    let call = call?.call()?;
+                    judge_shadow(&snapshot, &call, caller, &live, &opinions)
+                })
             }))
         } else {
             None

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use warden_types::Evaluation;
 use warden_types::decision::{Reason, Verdict};
+use warden_types::request::ToolCall;
 
 /// How many shadow judgments may wait for the shadow thread; one more is shed.
 pub const QUEUE_DEPTH: usize = 256;
@@ -367,6 +368,32 @@ fn run(job: Job, stats: &Stats) {
     stats.pending.fetch_sub(1, Ordering::AcqRel);
 }
 
+/// A call on its way to the shadow thread, as its JSON text. A copy of the
+/// call would be an allocation per string and per map, each then freed on the
+/// shadow thread; memory freed on a thread other than the one that allocated
+/// it goes back to the allocating thread's pages, which that thread (the live
+/// one) gathers on its next allocations. Measured on the deny-everything
+/// shadow benchmark, that was most of what a shadow cost the live call
+/// (docs/benchmarks.md): one buffer is one such free. The shadow thread reads
+/// the call back on its own side.
+pub(crate) struct HandedCall(Vec<u8>);
+
+impl HandedCall {
+    /// The call's JSON text; `None` only if the call cannot be written as
+    /// JSON, which a call read from JSON always can.
+    pub(crate) fn of(call: &ToolCall) -> Option<HandedCall> {
+        serde_json::to_vec(call).ok().map(HandedCall)
+    }
+
+    /// The call again, as the live side had it: every field of a
+    /// [`ToolCall`] is written and read back unchanged (a test holds it), and
+    /// an argument nests at most [`warden_types::request::MAX_INPUT_DEPTH`]
+    /// deep, within what the reader takes.
+    pub(crate) fn call(&self) -> Option<ToolCall> {
+        serde_json::from_slice(&self.0).ok()
+    }
+}
+
 /// What a shadow judgment is compared with: the live answer's verdict, and
 /// a digest of its deciding stage and reason codes, taken without copying
 /// anything of the evaluation (the live call pays for what it hands over).
@@ -411,6 +438,28 @@ pub(crate) fn judgment(live: &Live, shadow: Evaluation) -> ShadowJudgment {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_call_handed_to_the_shadow_thread_is_the_call_the_live_side_judged() {
+        let text = r#"{
+            "tool_name": "bash",
+            "tool_call_id": "call-1",
+            "tool_input": {"command": "git status", "z": 1, "a": [-0.0, 0.1, 1e300,
+                18446744073709551615, -9223372036854775808, null, true, "\u00e9\n"],
+                "nested": {"b": {}, "a": []}},
+            "context": {"agent_id": "a", "thread_id": "t", "run_id": "r", "user_id": "u",
+                "user_role": "admin", "oauth_provider": "github", "oauth_id": "42",
+                "is_subagent": true, "timestamp": "2026-12-07T01:02:03Z", "cwd": "/w",
+                "home": "/h", "interaction_mode": "scheduled", "non_interactive": false,
+                "disable_clarification": true, "channel_name": "c", "can_resume": false,
+                "run_origin": "im", "mcp_server": "fs", "mcp_client": "claude",
+                "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
+        }"#;
+        let call: ToolCall = serde_json::from_str(text).unwrap();
+        let handed = HandedCall::of(&call).unwrap().call().unwrap();
+        // Every field, in order, numbers as they were read.
+        assert_eq!(format!("{handed:?}"), format!("{call:?}"));
+    }
 
     fn denying() -> Judge {
         Box::new(|| {
