@@ -28,7 +28,9 @@ fn main() {
         &[
             "wit",
             "plugins",
-            "sdk",
+            // The provider SDK alone of sdk/: installing the Python package
+            // writes sdk/python/build, which would otherwise rebuild this crate.
+            "sdk/provider",
             "tests/fixtures",
             "examples/providers/rust",
             "Cargo.toml",

@@ -23,7 +23,9 @@ fn main() {
         &[
             "wit",
             "plugins",
-            "sdk",
+            // The provider SDK alone of sdk/: installing the Python package
+            // writes sdk/python/build, which would otherwise rebuild this crate.
+            "sdk/provider",
             "crates/analysis",
             "crates/types",
             "Cargo.toml",
