@@ -133,3 +133,43 @@ pub fn measure_undisturbed(
     });
     (summary(scenario, 1, all, Some(wall)), rest)
 }
+
+/// Times the calls of several scenarios on one thread in alternating blocks
+/// of `block` calls each (`calls` per scenario in all), running `between`
+/// after each block: every scenario then meets the same states of the
+/// machine. Here the speed of a core moves by half for tens of milliseconds
+/// at a time (the host's doing), which decides a comparison of scenarios
+/// measured one after the other, each on its own thread.
+pub fn measure_alternating(
+    scenarios: &[(&str, &dyn Fn())],
+    calls: usize,
+    block: usize,
+    between: &dyn Fn(usize),
+) -> Vec<Measurement> {
+    let block = block.clamp(1, calls.max(1));
+    for (i, (_, op)) in scenarios.iter().enumerate() {
+        for _ in 0..(calls / 10).max(10) {
+            op();
+        }
+        between(i);
+    }
+    let mut samples: Vec<Vec<Duration>> = vec![Vec::with_capacity(calls); scenarios.len()];
+    let mut done = 0;
+    while done < calls {
+        let n = block.min(calls - done);
+        for (i, (_, op)) in scenarios.iter().enumerate() {
+            for _ in 0..n {
+                let t = Instant::now();
+                op();
+                samples[i].push(t.elapsed());
+            }
+            between(i);
+        }
+        done += n;
+    }
+    scenarios
+        .iter()
+        .zip(samples)
+        .map(|((name, _), samples)| summary(name, 1, samples, None))
+        .collect()
+}

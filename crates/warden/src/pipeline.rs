@@ -4,6 +4,7 @@
 //! turn an ask that no human can answer into a deny, and report what every
 //! stage said.
 
+use std::borrow::Cow;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Instant, SystemTime};
 
@@ -33,7 +34,9 @@ use crate::config::{Config, ConfigFile};
 use crate::error::Error;
 use crate::guest_call::provider_call;
 use crate::registry::{ProviderSet, Registry, Snapshot};
-use crate::shadow::{HandedCall, Live, Shadow, ShadowCounts, ShadowJudgment, ShadowQueue};
+use crate::shadow::{
+    Handed, HandedOpinion, Judging, Shadow, ShadowCounts, ShadowJudgment, ShadowQueue,
+};
 use crate::signing::RecordFacts;
 
 /// The stage name of the approval list in `decided_by` and the stage reports.
@@ -48,7 +51,7 @@ pub struct Warden {
     /// Reloads run one at a time.
     reloading: Mutex<()>,
     /// The shadow judgments' queue and thread, started with the first.
-    shadows: OnceLock<ShadowQueue>,
+    shadows: OnceLock<ShadowQueue<ShadowWork>>,
     /// The set a promotion replaced, for [`Warden::rollback`]; a reload
     /// forgets it.
     previous: Mutex<Option<Arc<Snapshot>>>,
@@ -65,7 +68,7 @@ pub struct Warden {
 pub(crate) struct ProviderOpinion {
     decision: Decision,
     fuel_used: Option<u64>,
-    error_detail: Option<&'static str>,
+    error_detail: Option<Cow<'static, str>>,
 }
 
 /// Which providers a judgment runs through.
@@ -85,7 +88,7 @@ enum Chain<'a> {
 struct StageExtra {
     digest: Option<String>,
     fuel_used: Option<u64>,
-    error_detail: Option<&'static str>,
+    error_detail: Option<Cow<'static, str>>,
     classifier: Option<ClassifierReport>,
 }
 
@@ -148,7 +151,7 @@ impl Warden {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn evaluate(&self, call: &ToolCall, caller: Caller) -> Result<Evaluation, RequestError> {
-        self.evaluate_shadowed(call, caller)
+        self.judge_live(call, caller, false)
             .map(|(evaluation, _)| evaluation)
     }
 
@@ -165,26 +168,37 @@ impl Warden {
         call: &ToolCall,
         caller: Caller,
     ) -> Result<(Evaluation, Option<Shadow>), RequestError> {
-        let snapshot = self.registry.current();
-        let (evaluation, opinions) = judge(&snapshot, call, caller, Alone::Yes, Chain::Live)?;
-        // Taken before the snapshot goes to the shadow thread.
-        let passport = self
-            .log
-            .get()
-            .and_then(|_| snapshot.guardrails.passport.clone());
-        let shadow = self.shadow_of(snapshot, call, caller, &evaluation, opinions);
+        self.judge_live(call, caller, true)
+    }
+
+    /// A call judged live, its shadow judgment queued; the handle of the
+    /// latter when `handle` asks for it. Without it and without a decision
+    /// log, nobody will read the outcome: only the counts see it, and
+    /// nothing is made for it.
+    fn judge_live(
+        &self,
+        call: &ToolCall,
+        caller: Caller,
+        handle: bool,
+    ) -> Result<(Evaluation, Option<Shadow>), RequestError> {
+        let snapshot = self.registry.pinned();
+        let judged = judge(&snapshot, call, caller, Alone::Yes, Chain::Live)?;
+        let listen = handle || self.log.get().is_some();
+        let shadow = self.shadow_of(&snapshot, call, caller, &judged, listen);
+        let evaluation = judged.evaluation;
         if let Some(log) = self.log.get() {
             use crate::decision_log::record;
             match &shadow {
                 None => {
                     let known = self.generations.load();
                     let generation = known.get(evaluation.generation);
-                    let passport = passport.as_deref();
+                    let passport = snapshot.guardrails.passport.as_deref();
                     record(log, passport, generation, call, &evaluation, caller, None);
                 }
                 // The line waits for the shadow's outcome and records both:
                 // what it names is copied for it.
                 Some(shadow) => {
+                    let passport = snapshot.guardrails.passport.clone();
                     let generation = self.generation(evaluation.generation);
                     let (log, call, evaluation) = (log.clone(), call.clone(), evaluation.clone());
                     shadow.observe(move |outcome| {
@@ -206,47 +220,55 @@ impl Warden {
         Ok((evaluation, shadow))
     }
 
-    /// The call's shadow judgment, queued, when it has one.
+    /// The call's shadow judgment, queued, when it has one; its handle with
+    /// `listen`.
     fn shadow_of(
         &self,
-        snapshot: Arc<Snapshot>,
+        snapshot: &Arc<Snapshot>,
         call: &ToolCall,
         caller: Caller,
-        evaluation: &Evaluation,
-        opinions: Vec<ProviderOpinion>,
+        judged: &Judged,
+        listen: bool,
     ) -> Option<Shadow> {
+        let evaluation = &judged.evaluation;
         // A call refused at intake reached no provider: nothing to compare.
         if evaluation.decided_by.as_deref() == Some(INTAKE_STAGE) {
             return None;
         }
-        // The job is made only when the queue has room for it: the call is
-        // handed over as its text, the live answer only summed up.
-        let queue = || self.shadows.get_or_init(ShadowQueue::start);
-        if let Some(set) = snapshot.shadowing.current() {
-            // A shadow configuration: the whole candidate judges the call.
-            if !set.sampled() {
+        // A shadow configuration: the whole candidate judges the call.
+        // Else the shadow providers, beside what the live ones said.
+        let set = match snapshot.shadowing.current() {
+            Some(set) if !set.sampled() => return None,
+            Some(set) => Some(set),
+            None if snapshot.providers.shadows().is_empty() || !snapshot.guardrails.enabled => {
                 return None;
             }
-            Some(queue().submit(|| {
-                let (call, live) = (HandedCall::of(call), Live::of(evaluation));
-                Box::new(move || {
-                    let call = call?.call()?;
-                    let (shadow, _) =
-                        judge(&set.snapshot, &call, caller, Alone::Yes, Chain::Live).ok()?;
-                    Some(crate::shadow::judgment(&live, shadow))
-                })
-            }))
-        } else if !snapshot.providers.shadows().is_empty() && snapshot.guardrails.enabled {
-            Some(queue().submit(|| {
-                let (call, live) = (HandedCall::of(call), Live::of(evaluation));
-                Box::new(move || {
-                    let call = call?.call()?;
-                    judge_shadow(&snapshot, &call, caller, &live, &opinions)
-                })
-            }))
-        } else {
-            None
-        }
+            None => None,
+        };
+        let reused = set.is_none();
+        // The live providers' opinions, in order, each beside its stage's
+        // report (what `record` pushed to both at once).
+        let asked = judged
+            .opinions
+            .iter()
+            .zip(&evaluation.stages)
+            .filter(move |(opinion, _)| reused && opinion.stage.starts_with("provider:"))
+            .map(|(opinion, report)| HandedOpinion {
+                decision: &opinion.decision,
+                fuel_used: report.fuel_used,
+                error_detail: report.error_detail.clone(),
+            });
+        let base = match &set {
+            Some(set) => &set.snapshot,
+            None => snapshot,
+        };
+        let queue = self.shadows.get_or_init(ShadowQueue::start);
+        // Made only when the queue has room for it.
+        queue.submit(listen, judged.started, base, |text| {
+            let input_text = judged.input_text.as_deref();
+            crate::shadow::hand(text, call, input_text, evaluation, asked).ok()?;
+            Some(ShadowWork { reused, caller })
+        })
     }
 
     /// Writes every call judged through [`Warden::evaluate`] (the approval
@@ -554,7 +576,7 @@ pub fn evaluate(
     call: &ToolCall,
     caller: Caller,
 ) -> Result<Evaluation, RequestError> {
-    judge(snapshot, call, caller, Alone::Yes, Chain::Live).map(|(e, _)| e)
+    judge(snapshot, call, caller, Alone::Yes, Chain::Live).map(|j| j.evaluation)
 }
 
 /// The deprecated free form of [`Warden::evaluate`], on one snapshot.
@@ -564,7 +586,7 @@ pub fn evaluate_alone(
     call: &ToolCall,
     caller: Caller,
 ) -> Result<Evaluation, RequestError> {
-    judge(snapshot, call, caller, Alone::Yes, Chain::Live).map(|(e, _)| e)
+    judge(snapshot, call, caller, Alone::Yes, Chain::Live).map(|j| j.evaluation)
 }
 
 impl Snapshot {
@@ -578,7 +600,7 @@ impl Snapshot {
         call: &ToolCall,
         caller: Caller,
     ) -> Result<Evaluation, RequestError> {
-        judge(self, call, caller, Alone::No, Chain::Live).map(|(e, _)| e)
+        judge(self, call, caller, Alone::No, Chain::Live).map(|j| j.evaluation)
     }
 
     /// For the approval gate (`warden-approval`): the reason an ask becomes a
@@ -637,25 +659,42 @@ enum Alone {
     No,
 }
 
-/// On the shadow thread: the call judged again with the shadow providers
-/// counted as live, compared with the live answer; `None` if the call could
-/// not be judged (it was, live: not expected).
-fn judge_shadow(
-    snapshot: &Snapshot,
-    call: &ToolCall,
+/// A call's shadow judgment, run on the shadow thread, on the live
+/// snapshot (its shadow providers counted as live, beside the live
+/// providers' opinions, which are not asked again) or on a shadow
+/// configuration's candidate (all of it).
+pub(crate) struct ShadowWork {
+    /// Whether the live providers' opinions are reused: the live snapshot.
+    reused: bool,
     caller: Caller,
-    live: &Live,
-    opinions: &[ProviderOpinion],
-) -> Option<ShadowJudgment> {
-    let (shadow, _) = judge(
-        snapshot,
-        call,
-        caller,
-        Alone::Yes,
-        Chain::Shadowed(opinions),
-    )
-    .ok()?;
-    Some(crate::shadow::judgment(live, shadow))
+}
+
+impl Judging for ShadowWork {
+    type Base = Snapshot;
+
+    /// The call judged again and compared with the live answer; `None` if it
+    /// could not be (it was, live: not expected).
+    fn judge(self, snapshot: &Snapshot, text: &[u8]) -> Option<ShadowJudgment> {
+        let Handed {
+            call,
+            live,
+            opinions,
+        } = Handed::read(text)?;
+        let known: Vec<ProviderOpinion> = opinions
+            .into_iter()
+            .map(|o| ProviderOpinion {
+                decision: o.decision,
+                fuel_used: o.fuel_used,
+                error_detail: o.error_detail,
+            })
+            .collect();
+        let chain = match self.reused {
+            true => Chain::Shadowed(&known),
+            false => Chain::Live,
+        };
+        let shadow = judge(snapshot, &call, self.caller, Alone::Yes, chain).ok()?;
+        Some(crate::shadow::judgment(&live, shadow.evaluation))
+    }
 }
 
 /// A provider's opinion on a call, its failure made a decision as its
@@ -672,7 +711,7 @@ fn ask_provider(provider: &Provider, guest_call: &GuestCall) -> ProviderOpinion 
             ProviderOpinion {
                 decision: failure.to_decision(provider.name(), provider.on_error()),
                 fuel_used: None,
-                error_detail: Some(failure.kind.code()),
+                error_detail: Some(Cow::Borrowed(failure.kind.code())),
             }
         }
     }
@@ -694,19 +733,34 @@ fn chain_of<'a>(
     }
 }
 
-/// Judges one call through `chain`; with the live providers' opinions, in
-/// order, when the snapshot has shadows (their judgment reuses them).
+/// A call judged, and what its shadow judgment reuses.
+struct Judged {
+    evaluation: Evaluation,
+    /// Every stage's opinion, in order (the providers' among them).
+    opinions: Vec<StageOpinion>,
+    /// The call's `tool_input` as JSON, when the providers were given it.
+    input_text: Option<String>,
+    /// When the judgment began.
+    started: Instant,
+}
+
+/// Judges one call through `chain`.
 fn judge(
     snapshot: &Snapshot,
     call: &ToolCall,
     caller: Caller,
     alone: Alone,
     chain: Chain<'_>,
-) -> Result<(Evaluation, Vec<ProviderOpinion>), RequestError> {
+) -> Result<Judged, RequestError> {
     let started = Instant::now();
     if let Err(err) = call.validate() {
         return match err.refusal_code() {
-            Some(code) => Ok((snapshot.refusal(code, &err.to_string()), Vec::new())),
+            Some(code) => Ok(Judged {
+                evaluation: snapshot.refusal(code, &err.to_string()),
+                opinions: Vec::new(),
+                input_text: None,
+                started,
+            }),
             None => Err(err),
         };
     }
@@ -725,7 +779,7 @@ fn judge(
             duration_us: micros(t),
             digest: extra.digest,
             fuel_used: extra.fuel_used,
-            error_detail: extra.error_detail.map(std::borrow::Cow::Borrowed),
+            error_detail: extra.error_detail,
             classifier: extra.classifier,
         });
         let verdict = decision.verdict;
@@ -770,8 +824,7 @@ fn judge(
 
     // The providers, in order; a deny ends the chain.
     let providers = chain_of(snapshot, chain);
-    let mut asked = Vec::new();
-    let keep = matches!(chain, Chain::Live) && !snapshot.providers.shadows().is_empty();
+    let mut input_text = None;
     if worst != Verdict::Deny && snapshot.guardrails.enabled && !providers.is_empty() {
         let guest_call = guest_call(snapshot, call, &admitted, interaction.mode);
         for (provider, known) in providers {
@@ -790,19 +843,12 @@ fn judge(
                 error_detail: opinion.error_detail,
                 classifier: None,
             };
-            // Kept only where a shadow judgment will reuse them.
-            let decision = if keep {
-                let decision = opinion.decision.clone();
-                asked.push(opinion);
-                decision
-            } else {
-                opinion.decision
-            };
-            worst = worst.max(record(stage, decision, t, extra));
+            worst = worst.max(record(stage, opinion.decision, t, extra));
             if worst == Verdict::Deny {
                 break;
             }
         }
+        input_text = Some(guest_call.tool_input);
     }
 
     // Risk triage: may only raise the verdict.
@@ -928,7 +974,12 @@ fn judge(
         duration_us: micros(started),
         judged_at: admitted.judged_at,
     };
-    Ok((evaluation, asked))
+    Ok(Judged {
+        evaluation,
+        opinions,
+        input_text,
+        started,
+    })
 }
 
 /// The native permission engine's stage name.

@@ -2,8 +2,16 @@
 //! the same call as the live ones but after the answer is decided, and never
 //! in it. They run on a bounded queue owned by the facade, with a thread of
 //! their own, so that a shadow can never slow or starve a live call: a job
-//! that finds the queue full, or waited in it longer than [`MAX_QUEUE_WAIT`],
-//! is shed and counted, never waited for.
+//! that finds the queue full, or is still waiting [`MAX_QUEUE_WAIT`] after
+//! its call began, is shed and counted, never waited for.
+//!
+//! What a live call pays is kept small: the call goes over as one JSON text
+//! written into a buffer that an earlier job used (no allocation, and no
+//! memory of the live thread freed by the shadow thread), the policy it is
+//! judged on is handed over once for all the jobs that share it (not a
+//! reference count per job), and what the live and the shadow side each
+//! write sits on cache lines of its own (docs/benchmarks.md says what each
+//! of these cost before).
 //!
 //! The caller of [`crate::Warden::evaluate_shadowed`] gets a [`Shadow`]
 //! handle and says what to do with the outcome ([`Shadow::then`]); the
@@ -11,14 +19,17 @@
 //! most [`MAX_QUEUE_WAIT`] plus one judgment by the shadow providers (their
 //! limits' worst case).
 
+use std::borrow::Cow;
+use std::cell::Cell;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use serde::{Deserialize, Serialize};
 use warden_types::Evaluation;
-use warden_types::decision::{Reason, Verdict};
-use warden_types::request::ToolCall;
+use warden_types::decision::{Decision, Reason, Verdict};
+use warden_types::request::{CallContext, ToolCall};
 
 /// How many shadow judgments may wait for the shadow thread; one more is shed.
 pub const QUEUE_DEPTH: usize = 256;
@@ -89,10 +100,29 @@ fn index(verdict: Verdict) -> usize {
     }
 }
 
+/// A cache line (two, for the prefetcher's pairs) of its own: what the live
+/// threads write and what the shadow thread writes must not share one, or
+/// each write of one side takes the line from the other's core.
+#[repr(align(128))]
 #[derive(Default)]
-struct Stats {
-    /// Queued and not yet settled.
-    pending: AtomicU64,
+struct Line<T>(T);
+
+/// Read on every call, written seldom.
+#[derive(Default)]
+struct Flags {
+    /// The queue is full: a live call sheds its job without making it. Set
+    /// and cleared under the queue's lock, read without it.
+    full: AtomicBool,
+    /// The thread is parked (or about to be) and must be woken for a job.
+    idle: AtomicBool,
+    /// The queue was dropped: the thread ends.
+    closed: AtomicBool,
+}
+
+/// Written by the shadow thread.
+#[derive(Default)]
+struct Done {
+    /// Shed after queueing: waited too long, or the judgment failed.
     shed: AtomicU64,
     judged: AtomicU64,
     /// `[live][shadow]`.
@@ -180,26 +210,68 @@ fn settle(pending: &Mutex<Pending>, outcome: ShadowOutcome) {
     }
 }
 
-/// A shadow judgment: the call judged again, compared with its live answer.
-/// The pipeline makes it; the queue only runs it, knowing nothing of how.
-pub(crate) type Judge = Box<dyn FnOnce() -> Option<ShadowJudgment> + Send>;
+/// A shadow judgment: the call, handed over as the text [`hand`] wrote,
+/// judged again on its base (the policy it is judged by) and compared with
+/// its live answer. The pipeline makes it; the queue only runs it, knowing
+/// nothing of how.
+pub(crate) trait Judging: Send + 'static {
+    type Base: Send + Sync + 'static;
+    fn judge(self, base: &Self::Base, text: &[u8]) -> Option<ShadowJudgment>;
+}
 
 /// One call to judge again with the shadow providers.
-struct Job {
-    judge: Judge,
+struct Job<W: Judging> {
+    work: W,
+    /// The base of this job and the next ones, when it is not the previous
+    /// job's: handed over once, not per job (a count of references kept
+    /// per job would be a word both threads write on every call).
+    base: Option<Arc<W::Base>>,
+    /// The call, as [`hand`] wrote it.
+    text: Vec<u8>,
     queued: Instant,
-    pending: Arc<Mutex<Pending>>,
+    /// `None` when nobody will ask for the outcome: only the counts see it.
+    pending: Option<Arc<Mutex<Pending>>>,
+}
+
+/// The jobs waiting, and the buffers of jobs done, for the next ones.
+struct Queue<W: Judging> {
+    jobs: VecDeque<Job<W>>,
+    /// The base the last job queued was handed with (or took from the one
+    /// before it).
+    base: Option<Arc<W::Base>>,
+    /// The thread is running a job it took (until it next takes the lock).
+    running: bool,
+    spare: Vec<Vec<u8>>,
+}
+
+impl<W: Judging> Queue<W> {
+    /// Jobs queued and not yet settled, the one running included.
+    fn waiting(&self) -> usize {
+        self.jobs.len() + usize::from(self.running)
+    }
+}
+
+/// A buffer larger than this (a call with a large argument) is freed once
+/// its job is done, not kept for another: what the spare buffers and each
+/// calling thread's keep stays small.
+const SPARE_MAX: usize = 16 * 1024;
+
+thread_local! {
+    /// The buffer this thread writes its next call into: the one a job left
+    /// behind, so that handing a call over allocates nothing, and no memory
+    /// this thread allocated is freed by the shadow thread (mimalloc hands
+    /// such memory back through the allocating thread's pages, which that
+    /// thread then gathers: most of what a shadow cost a live call, measured).
+    static SCRATCH: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
 }
 
 /// What the live side and the shadow thread share.
-#[derive(Default)]
-struct Shared {
-    jobs: Mutex<VecDeque<Job>>,
-    stats: Stats,
-    /// The thread is parked (or about to be) and must be woken for a job.
-    idle: AtomicBool,
-    /// The queue was dropped: the thread ends.
-    closed: AtomicBool,
+struct Shared<W: Judging> {
+    queue: Line<Mutex<Queue<W>>>,
+    flags: Line<Flags>,
+    /// Jobs shed at once (the queue was full), by the live threads.
+    shed_at_once: Line<AtomicU64>,
+    done: Line<Done>,
 }
 
 /// How long the shadow thread naps between looks at the queue while calls
@@ -214,16 +286,26 @@ const NAP: Duration = Duration::from_micros(200);
 const IDLE_AFTER: Duration = Duration::from_millis(20);
 
 /// The shadow queue and its thread.
-pub(crate) struct ShadowQueue {
-    shared: Arc<Shared>,
+pub(crate) struct ShadowQueue<W: Judging> {
+    shared: Arc<Shared<W>>,
     /// `None` when the thread could not be started: every job is shed.
     thread: Option<std::thread::Thread>,
 }
 
-impl ShadowQueue {
+impl<W: Judging> ShadowQueue<W> {
     /// Starts the shadow thread. It ends when the queue is dropped.
-    pub(crate) fn start() -> ShadowQueue {
-        let shared = Arc::new(Shared::default());
+    pub(crate) fn start() -> ShadowQueue<W> {
+        let shared = Arc::new(Shared {
+            queue: Line(Mutex::new(Queue {
+                jobs: VecDeque::with_capacity(QUEUE_DEPTH),
+                base: None,
+                running: false,
+                spare: Vec::new(),
+            })),
+            flags: Line::default(),
+            shed_at_once: Line::default(),
+            done: Line::default(),
+        });
         let theirs = shared.clone();
         // Without a thread every job is shed: live calls are served either way.
         let thread = match std::thread::Builder::new()
@@ -239,43 +321,84 @@ impl ShadowQueue {
         ShadowQueue { shared, thread }
     }
 
-    /// Queues a call's shadow judgment, made by `judge` only when there is
-    /// room for it: shed at once when the queue is full, before anything of
-    /// the call is copied.
-    pub(crate) fn submit(&self, judge: impl FnOnce() -> Judge) -> Shadow {
-        let stats = &self.shared.stats;
+    /// Queues a call's shadow judgment on `base`, made by `hand` (which
+    /// writes the call into the buffer it is given) only when there is room
+    /// for it: shed at once when the queue is full, before anything of the
+    /// call is written. `since` is when the call began: its job waits at
+    /// most [`MAX_QUEUE_WAIT`] from then. With `listen`, the handle for its
+    /// outcome; without, only the counts see it, and nothing is made for an
+    /// outcome nobody asks for.
+    pub(crate) fn submit(
+        &self,
+        listen: bool,
+        since: Instant,
+        base: &Arc<W::Base>,
+        hand: impl FnOnce(&mut Vec<u8>) -> Option<W>,
+    ) -> Option<Shadow> {
+        let flags = &self.shared.flags.0;
+        let shed = || {
+            self.shared.shed_at_once.0.fetch_add(1, Ordering::Relaxed);
+            listen.then(|| Shadow::settled(ShadowOutcome::Shed))
+        };
         let Some(thread) = &self.thread else {
-            stats.shed.fetch_add(1, Ordering::Relaxed);
-            return Shadow::settled(ShadowOutcome::Shed);
+            return shed();
         };
-        if stats.pending.fetch_add(1, Ordering::AcqRel) >= QUEUE_DEPTH as u64 {
-            stats.pending.fetch_sub(1, Ordering::AcqRel);
-            stats.shed.fetch_add(1, Ordering::Relaxed);
-            return Shadow::settled(ShadowOutcome::Shed);
+        // A flag only read here, which stays in this core's cache while the
+        // shadow thread keeps up.
+        if flags.full.load(Ordering::Relaxed) {
+            return shed();
         }
-        let shadow = Shadow::new(Slot::Waiting);
-        let job = Job {
-            judge: judge(),
-            queued: Instant::now(),
-            pending: shadow.pending.clone(),
+        let mut text = SCRATCH.take();
+        text.clear();
+        let Some(work) = hand(&mut text) else {
+            SCRATCH.set(text);
+            return shed();
         };
-        lock(&self.shared.jobs).push_back(job);
-        // Paired with the thread's store before it looks at the queue a last
-        // time: either it sees this job, or this sees it idle and wakes it.
-        // A load first, so that a busy thread's flag is only read, not written.
-        std::sync::atomic::fence(Ordering::SeqCst);
-        if self.shared.idle.load(Ordering::SeqCst) && self.shared.idle.swap(false, Ordering::SeqCst)
-        {
+        let pending = listen.then(|| Shadow::new(Slot::Waiting));
+        let mut queue = lock(&self.shared.queue.0);
+        // Several live threads may pass the look above at once.
+        if queue.waiting() >= QUEUE_DEPTH {
+            drop(queue);
+            SCRATCH.set(text);
+            return shed();
+        }
+        // Jobs are taken in the order they are queued: a base handed with
+        // one job serves the jobs after it until another is handed.
+        let base = match &queue.base {
+            Some(last) if Arc::ptr_eq(last, base) => None,
+            _ => {
+                queue.base = Some(base.clone());
+                Some(base.clone())
+            }
+        };
+        queue.jobs.push_back(Job {
+            work,
+            base,
+            text,
+            queued: since,
+            pending: pending.as_ref().map(|shadow| shadow.pending.clone()),
+        });
+        if queue.waiting() >= QUEUE_DEPTH {
+            flags.full.store(true, Ordering::Relaxed);
+        }
+        let spare = queue.spare.pop().unwrap_or_default();
+        drop(queue);
+        SCRATCH.set(spare);
+        // The thread sets `idle` before it looks at the queue a last time,
+        // under the queue's lock: either it saw this job, or its flag is
+        // seen here (the lock orders the two). A load first, so that a busy
+        // thread's flag is only read, not written.
+        if flags.idle.load(Ordering::Acquire) && flags.idle.swap(false, Ordering::AcqRel) {
             thread.unpark();
         }
-        shadow
+        pending
     }
 
-    /// Waits until every queued judgment is settled (its outcome handed on),
-    /// for at most `bound`; whether they all were.
+    /// Waits until every judgment queued is settled (its outcome handed
+    /// on), for at most `bound`; whether they all were.
     pub(crate) fn settle(&self, bound: Duration) -> bool {
         let deadline = Instant::now() + bound;
-        while self.shared.stats.pending.load(Ordering::Acquire) > 0 {
+        while lock(&self.shared.queue.0).waiting() > 0 {
             if Instant::now() >= deadline {
                 return false;
             }
@@ -286,27 +409,28 @@ impl ShadowQueue {
 
     /// The counts since start.
     pub(crate) fn counts(&self) -> ShadowCounts {
-        let stats = &self.shared.stats;
+        let done = &self.shared.done.0;
         let mut differences = Vec::new();
         for live in VERDICTS {
             for shadow in VERDICTS {
-                let n = stats.transitions[index(live)][index(shadow)].load(Ordering::Relaxed);
+                let n = done.transitions[index(live)][index(shadow)].load(Ordering::Relaxed);
                 if live != shadow && n > 0 {
                     differences.push(((live, shadow), n));
                 }
             }
         }
         ShadowCounts {
-            shed: stats.shed.load(Ordering::Relaxed),
-            judged: stats.judged.load(Ordering::Relaxed),
+            shed: self.shared.shed_at_once.0.load(Ordering::Relaxed)
+                + done.shed.load(Ordering::Relaxed),
+            judged: done.judged.load(Ordering::Relaxed),
             differences,
         }
     }
 }
 
-impl Drop for ShadowQueue {
+impl<W: Judging> Drop for ShadowQueue<W> {
     fn drop(&mut self) {
-        self.shared.closed.store(true, Ordering::SeqCst);
+        self.shared.flags.0.closed.store(true, Ordering::SeqCst);
         if let Some(thread) = &self.thread {
             thread.unpark();
         }
@@ -317,120 +441,249 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn work(shared: &Shared) {
+fn work<W: Judging>(shared: &Shared<W>) {
+    let flags = &shared.flags.0;
     let mut last_job = Instant::now();
+    // The buffer of the job just done, for a live thread's next call.
+    let mut spent: Option<Vec<u8>> = None;
+    // The base the jobs are judged on, as the last one that carried one said.
+    let mut base: Option<Arc<W::Base>> = None;
     loop {
-        let next = lock(&shared.jobs).pop_front();
-        if let Some(job) = next {
-            run(job, &shared.stats);
+        let next = {
+            let mut queue = lock(&shared.queue.0);
+            if let Some(text) = spent.take()
+                && queue.spare.len() < QUEUE_DEPTH
+            {
+                queue.spare.push(text);
+            }
+            let next = queue.jobs.pop_front();
+            queue.running = next.is_some();
+            if flags.full.load(Ordering::Relaxed) && queue.waiting() < QUEUE_DEPTH {
+                flags.full.store(false, Ordering::Relaxed);
+            }
+            next
+        };
+        if let Some(mut job) = next {
+            if let Some(next_base) = job.base.take() {
+                base = Some(next_base);
+            }
+            spent = run(job, base.as_deref(), &shared.done.0);
             last_job = Instant::now();
             continue;
         }
-        if shared.closed.load(Ordering::SeqCst) {
+        if flags.closed.load(Ordering::SeqCst) {
             return;
         }
         if last_job.elapsed() < IDLE_AFTER {
             std::thread::sleep(NAP);
             continue;
         }
-        shared.idle.store(true, Ordering::SeqCst);
-        if lock(&shared.jobs).is_empty() && !shared.closed.load(Ordering::SeqCst) {
+        flags.idle.store(true, Ordering::SeqCst);
+        let mut queue = lock(&shared.queue.0);
+        if queue.jobs.is_empty() && !flags.closed.load(Ordering::SeqCst) {
+            // An idle thread keeps no policy alive (a reload may have
+            // replaced it): the next job is handed its base again.
+            queue.base = None;
+            base = None;
+            drop(queue);
             // A spurious return only means one more look at the queue.
             std::thread::park();
+        } else {
+            drop(queue);
         }
-        shared.idle.store(false, Ordering::SeqCst);
+        flags.idle.store(false, Ordering::SeqCst);
         last_job = Instant::now();
     }
 }
 
-fn run(job: Job, stats: &Stats) {
-    if job.queued.elapsed() > MAX_QUEUE_WAIT {
-        stats.shed.fetch_add(1, Ordering::Relaxed);
-        settle(&job.pending, ShadowOutcome::Shed);
-        stats.pending.fetch_sub(1, Ordering::AcqRel);
-        return;
-    }
-    // A panic in a shadow judgment sheds it; the thread carries on.
-    let judged = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job.judge));
-    let outcome = match judged {
-        Ok(Some(judgment)) => {
-            stats.judged.fetch_add(1, Ordering::Relaxed);
-            stats.transitions[index(judgment.live)][index(judgment.verdict)]
-                .fetch_add(1, Ordering::Relaxed);
-            ShadowOutcome::Judged(judgment)
-        }
-        Ok(None) | Err(_) => {
-            stats.shed.fetch_add(1, Ordering::Relaxed);
-            ShadowOutcome::Shed
+/// Runs one job; its buffer back, emptied, unless it grew too large to keep.
+fn run<W: Judging>(job: Job<W>, base: Option<&W::Base>, done: &Done) -> Option<Vec<u8>> {
+    let Job {
+        work,
+        mut text,
+        queued,
+        pending,
+        ..
+    } = job;
+    let outcome = if queued.elapsed() > MAX_QUEUE_WAIT {
+        done.shed.fetch_add(1, Ordering::Relaxed);
+        ShadowOutcome::Shed
+    } else {
+        // A panic in a shadow judgment sheds it; the thread carries on.
+        // Without a base (never: the first job after a park carries one),
+        // the job is shed.
+        let judged =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work.judge(base?, &text)));
+        match judged {
+            Ok(Some(judgment)) => {
+                done.judged.fetch_add(1, Ordering::Relaxed);
+                done.transitions[index(judgment.live)][index(judgment.verdict)]
+                    .fetch_add(1, Ordering::Relaxed);
+                ShadowOutcome::Judged(judgment)
+            }
+            Ok(None) | Err(_) => {
+                done.shed.fetch_add(1, Ordering::Relaxed);
+                ShadowOutcome::Shed
+            }
         }
     };
-    settle(&job.pending, outcome);
-    stats.pending.fetch_sub(1, Ordering::AcqRel);
+    if let Some(pending) = pending {
+        settle(&pending, outcome);
+    }
+    (text.capacity() <= SPARE_MAX).then(|| {
+        text.clear();
+        text
+    })
 }
 
-/// A call on its way to the shadow thread, as its JSON text. A copy of the
-/// call would be an allocation per string and per map, each then freed on the
-/// shadow thread; memory freed on a thread other than the one that allocated
-/// it goes back to the allocating thread's pages, which that thread (the live
-/// one) gathers on its next allocations. Measured on the deny-everything
-/// shadow benchmark, that was most of what a shadow cost the live call
-/// (docs/benchmarks.md): one buffer is one such free. The shadow thread reads
-/// the call back on its own side.
-pub(crate) struct HandedCall(Vec<u8>);
-
-impl HandedCall {
-    /// The call's JSON text; `None` only if the call cannot be written as
-    /// JSON, which a call read from JSON always can.
-    pub(crate) fn of(call: &ToolCall) -> Option<HandedCall> {
-        serde_json::to_vec(call).ok().map(HandedCall)
+/// Writes what a live call hands its shadow judgment into `text`, as one
+/// JSON text: the call, the live answer in short (verdict, deciding stage,
+/// reason codes), and the opinions of the live providers it asked, in
+/// order, for a judgment that reuses them. One buffer, and nothing of the
+/// live call's memory, goes to the shadow thread, which reads it back on
+/// its own side ([`Handed::read`]). `input_text` is the call's `tool_input`
+/// as JSON when the live side wrote it already (for the providers): it is
+/// copied, not written again. Arrays, not objects: no key to write.
+pub(crate) fn hand<'a>(
+    text: &mut Vec<u8>,
+    call: &ToolCall,
+    input_text: Option<&str>,
+    live: &Evaluation,
+    opinions: impl Iterator<Item = HandedOpinion<&'a Decision>> + Clone,
+) -> serde_json::Result<()> {
+    let head = (&call.tool_name, &call.tool_call_id, &call.context);
+    text.push(b'[');
+    serde_json::to_writer(&mut *text, &head)?;
+    text.push(b',');
+    match input_text {
+        Some(input) => text.extend_from_slice(input.as_bytes()),
+        None => serde_json::to_writer(&mut *text, &call.tool_input)?,
     }
+    text.push(b',');
+    let codes = live.reasons.iter().map(|reason| reason.code.as_str());
+    let live = Live(live.verdict, live.decided_by.as_deref(), Seq(codes));
+    serde_json::to_writer(&mut *text, &live)?;
+    text.push(b',');
+    serde_json::to_writer(&mut *text, &Seq(opinions))?;
+    text.push(b']');
+    Ok(())
+}
 
-    /// The call again, as the live side had it: every field of a
-    /// [`ToolCall`] is written and read back unchanged (a test holds it), and
-    /// an argument nests at most [`warden_types::request::MAX_INPUT_DEPTH`]
+/// The live answer a shadow judgment is compared with: the verdict, the
+/// deciding stage and the reason codes.
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Live<S, C>(Verdict, Option<S>, C);
+
+/// One live provider's opinion, as handed over.
+#[derive(Debug, PartialEq)]
+pub(crate) struct HandedOpinion<D> {
+    pub(crate) decision: D,
+    pub(crate) fuel_used: Option<u64>,
+    pub(crate) error_detail: Option<Cow<'static, str>>,
+}
+
+/// How [`HandedOpinion`] is read: an array, the decision's fields in it.
+type OpinionFields = (
+    Verdict,
+    Vec<(String, String)>,
+    Option<String>,
+    serde_json::Map<String, serde_json::Value>,
+    Option<u64>,
+    Option<Cow<'static, str>>,
+);
+
+impl Serialize for HandedOpinion<&Decision> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let d = self.decision;
+        let reasons = Seq(d.reasons.iter().map(|r| (&r.code, &r.message)));
+        let fields = (
+            d.verdict,
+            reasons,
+            d.policy_id.as_ref(),
+            &d.metadata,
+            self.fuel_used,
+            self.error_detail.as_deref(),
+        );
+        fields.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for HandedOpinion<Decision> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let (verdict, reasons, policy_id, metadata, fuel_used, error_detail): OpinionFields =
+            Deserialize::deserialize(deserializer)?;
+        let reasons = reasons
+            .into_iter()
+            .map(|(code, message)| Reason { code, message })
+            .collect();
+        Ok(HandedOpinion {
+            decision: Decision {
+                verdict,
+                reasons,
+                policy_id,
+                metadata,
+            },
+            fuel_used,
+            error_detail,
+        })
+    }
+}
+
+/// A sequence written from an iterator, without collecting it first.
+struct Seq<I>(I);
+
+impl<I> Serialize for Seq<I>
+where
+    I: Iterator + Clone,
+    I::Item: Serialize,
+{
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.clone())
+    }
+}
+
+/// What [`hand`] wrote, read back on the shadow thread.
+#[derive(Debug)]
+pub(crate) struct Handed {
+    pub(crate) call: ToolCall,
+    pub(crate) live: Live<String, Vec<String>>,
+    pub(crate) opinions: Vec<HandedOpinion<Decision>>,
+}
+
+impl Handed {
+    /// `None` only if `text` is not what [`hand`] writes: every field of a
+    /// call is written and read back unchanged (a test holds it), and an
+    /// argument nests at most [`warden_types::request::MAX_INPUT_DEPTH`]
     /// deep, within what the reader takes.
-    pub(crate) fn call(&self) -> Option<ToolCall> {
-        serde_json::from_slice(&self.0).ok()
+    pub(crate) fn read(text: &[u8]) -> Option<Handed> {
+        type Head = (String, Option<String>, CallContext);
+        let ((tool_name, tool_call_id, context), tool_input, live, opinions): (Head, _, _, _) =
+            serde_json::from_slice(text).ok()?;
+        let call = ToolCall {
+            tool_name,
+            tool_input,
+            tool_call_id,
+            context,
+        };
+        Some(Handed {
+            call,
+            live,
+            opinions,
+        })
     }
-}
-
-/// What a shadow judgment is compared with: the live answer's verdict, and
-/// a digest of its deciding stage and reason codes, taken without copying
-/// anything of the evaluation (the live call pays for what it hands over).
-/// Two causes that differ and share a 64-bit digest would be taken for the
-/// same: the line would then lack the shadow's cause, never its verdict.
-pub(crate) struct Live {
-    verdict: Verdict,
-    cause: u64,
-}
-
-impl Live {
-    pub(crate) fn of(evaluation: &Evaluation) -> Live {
-        Live {
-            verdict: evaluation.verdict,
-            cause: cause_digest(evaluation),
-        }
-    }
-}
-
-fn cause_digest(evaluation: &Evaluation) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut hasher = std::hash::DefaultHasher::new();
-    evaluation.decided_by.hash(&mut hasher);
-    for reason in &evaluation.reasons {
-        reason.code.hash(&mut hasher);
-    }
-    hasher.finish()
 }
 
 /// Compares a shadow evaluation with the live answer.
-pub(crate) fn judgment(live: &Live, shadow: Evaluation) -> ShadowJudgment {
-    let differs = live.verdict != shadow.verdict || live.cause != cause_digest(&shadow);
+pub(crate) fn judgment(live: &Live<String, Vec<String>>, shadow: Evaluation) -> ShadowJudgment {
+    let Live(verdict, decided_by, codes) = live;
+    let differs = *verdict != shadow.verdict
+        || *decided_by != shadow.decided_by
+        || !codes.iter().eq(shadow.reasons.iter().map(|r| &r.code));
     ShadowJudgment {
         verdict: shadow.verdict,
         reasons: shadow.reasons,
         decided_by: shadow.decided_by,
-        live: live.verdict,
+        live: *verdict,
         differs,
     }
 }
@@ -438,6 +691,41 @@ pub(crate) fn judgment(live: &Live, shadow: Evaluation) -> ShadowJudgment {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A test's judgment: any closure.
+    type Judge = Box<dyn FnOnce() -> Option<ShadowJudgment> + Send>;
+
+    impl Judging for Judge {
+        type Base = ();
+        fn judge(self, _base: &(), _text: &[u8]) -> Option<ShadowJudgment> {
+            self()
+        }
+    }
+
+    /// The base of a test's jobs: none to speak of.
+    fn base() -> Arc<()> {
+        Arc::new(())
+    }
+
+    fn handed(call: &ToolCall, live: &Evaluation, opinions: &[HandedOpinion<Decision>]) -> Handed {
+        handed_with(call, None, live, opinions)
+    }
+
+    fn handed_with(
+        call: &ToolCall,
+        input_text: Option<&str>,
+        live: &Evaluation,
+        opinions: &[HandedOpinion<Decision>],
+    ) -> Handed {
+        let mut text = Vec::new();
+        let opinions = opinions.iter().map(|o| HandedOpinion {
+            decision: &o.decision,
+            fuel_used: o.fuel_used,
+            error_detail: o.error_detail.clone(),
+        });
+        hand(&mut text, call, input_text, live, opinions).unwrap();
+        Handed::read(&text).unwrap()
+    }
 
     #[test]
     fn a_call_handed_to_the_shadow_thread_is_the_call_the_live_side_judged() {
@@ -456,9 +744,46 @@ mod tests {
                 "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
         }"#;
         let call: ToolCall = serde_json::from_str(text).unwrap();
-        let handed = HandedCall::of(&call).unwrap().call().unwrap();
+        let live = evaluation("allow", "permissions", &[]);
+        let handed = handed(&call, &live, &[]);
         // Every field, in order, numbers as they were read.
-        assert_eq!(format!("{handed:?}"), format!("{call:?}"));
+        assert_eq!(format!("{:?}", handed.call), format!("{call:?}"));
+        // The same with the arguments' text as the providers were given it.
+        let input = call.tool_input.to_string();
+        let handed = handed_with(&call, Some(&input), &live, &[]);
+        assert_eq!(format!("{:?}", handed.call), format!("{call:?}"));
+    }
+
+    #[test]
+    fn the_live_answer_and_opinions_handed_over_are_those_the_live_side_had() {
+        let live = evaluation("deny", "provider:b", &["b.no", "b.also"]);
+        let decision: Decision = serde_json::from_value(serde_json::json!({
+            "verdict": "allow", "policy_id": "p-1",
+            "reasons": [{"code": "a.yes", "message": "listed \u{1F600}"}],
+            "metadata": {"rule": "bash", "rule_pointer": "/allowed_tools/0", "n": 1.5}
+        }))
+        .unwrap();
+        let opinions = [
+            HandedOpinion {
+                decision: decision.clone(),
+                fuel_used: Some(1234),
+                error_detail: None,
+            },
+            HandedOpinion {
+                decision: Decision::new(Verdict::Deny, Vec::new()),
+                fuel_used: None,
+                error_detail: Some(Cow::Borrowed("timeout")),
+            },
+        ];
+        let handed = handed(
+            &ToolCall::new("bash", serde_json::json!({})),
+            &live,
+            &opinions,
+        );
+        assert_eq!(handed.opinions, opinions);
+        let codes = vec!["b.no".to_string(), "b.also".to_string()];
+        let expected = Live(Verdict::Deny, Some("provider:b".to_string()), codes);
+        assert_eq!(handed.live, expected);
     }
 
     fn denying() -> Judge {
@@ -471,6 +796,12 @@ mod tests {
                 differs: true,
             })
         })
+    }
+
+    fn submit(queue: &ShadowQueue<Judge>, judge: impl FnOnce() -> Judge) -> Shadow {
+        queue
+            .submit(true, Instant::now(), &base(), |_| Some(judge()))
+            .unwrap()
     }
 
     fn outcome(shadow: Shadow) -> ShadowOutcome {
@@ -496,7 +827,8 @@ mod tests {
     #[test]
     fn a_shadow_with_the_live_verdict_differs_by_its_stage_or_its_codes() {
         let live = evaluation("deny", "provider:a", &["a.no"]);
-        let same = |shadow: Evaluation| !judgment(&Live::of(&live), shadow).differs;
+        let live = handed(&ToolCall::new("bash", serde_json::json!({})), &live, &[]).live;
+        let same = |shadow: Evaluation| !judgment(&live, shadow).differs;
         assert!(same(evaluation("deny", "provider:a", &["a.no"])));
         assert!(!same(evaluation("deny", "provider:b", &["a.no"])));
         assert!(!same(evaluation("deny", "provider:a", &["a.other"])));
@@ -508,17 +840,17 @@ mod tests {
     fn a_job_queued_after_the_thread_went_idle_wakes_it() {
         let queue = ShadowQueue::start();
         assert!(matches!(
-            outcome(queue.submit(denying)),
+            outcome(submit(&queue, denying)),
             ShadowOutcome::Judged(_)
         ));
         // Long enough for the thread to stop napping and park.
         std::thread::sleep(IDLE_AFTER * 3);
         assert!(
-            queue.shared.idle.load(Ordering::SeqCst),
+            queue.shared.flags.0.idle.load(Ordering::SeqCst),
             "the thread did not park"
         );
         assert!(matches!(
-            outcome(queue.submit(denying)),
+            outcome(submit(&queue, denying)),
             ShadowOutcome::Judged(_)
         ));
         assert_eq!(queue.counts().judged, 2);
@@ -529,25 +861,110 @@ mod tests {
         let queue = ShadowQueue::start();
         let (release, held) = std::sync::mpsc::channel::<()>();
         // The thread runs this one until released; the rest wait behind it.
-        let running = queue.submit(|| {
+        let running = submit(&queue, || {
             Box::new(move || {
                 held.recv().ok();
                 None
             })
         });
         for _ in 1..QUEUE_DEPTH {
-            queue.submit(denying);
+            submit(&queue, denying);
         }
         let made = AtomicBool::new(false);
-        let shed = queue.submit(|| {
-            made.store(true, Ordering::SeqCst);
-            denying()
-        });
+        let shed = queue
+            .submit(true, Instant::now(), &base(), |_| {
+                made.store(true, Ordering::SeqCst);
+                Some(denying())
+            })
+            .unwrap();
         assert_eq!(outcome(shed), ShadowOutcome::Shed);
         assert!(!made.load(Ordering::SeqCst), "the shed job was made");
         release.send(()).unwrap();
         assert_eq!(outcome(running), ShadowOutcome::Shed);
         assert!(queue.settle(Duration::from_secs(10)));
         assert_eq!(queue.counts().judged, QUEUE_DEPTH as u64 - 1);
+    }
+
+    #[test]
+    fn a_job_nobody_listens_to_is_counted() {
+        let queue = ShadowQueue::start();
+        assert!(
+            queue
+                .submit(false, Instant::now(), &base(), |_| Some(denying()))
+                .is_none()
+        );
+        assert!(queue.settle(Duration::from_secs(10)));
+        let counts = queue.counts();
+        assert_eq!(counts.judged, 1);
+        assert_eq!(
+            counts.differences,
+            vec![((Verdict::Allow, Verdict::Deny), 1)]
+        );
+    }
+
+    /// A test's job that says which base it was judged on.
+    struct Which(std::sync::mpsc::Sender<&'static str>);
+
+    impl Judging for Which {
+        type Base = &'static str;
+        fn judge(self, base: &&'static str, _text: &[u8]) -> Option<ShadowJudgment> {
+            self.0.send(base).unwrap();
+            None
+        }
+    }
+
+    #[test]
+    fn each_job_is_judged_on_the_base_it_was_queued_with() {
+        let queue = ShadowQueue::start();
+        let (a, b) = (Arc::new("a"), Arc::new("b"));
+        let (sent, received) = std::sync::mpsc::channel();
+        for base in [&a, &a, &b, &b, &a] {
+            let which = Which(sent.clone());
+            queue.submit(false, Instant::now(), base, |_| Some(which));
+        }
+        let seen: Vec<_> = (0..5)
+            .map(|_| received.recv_timeout(Duration::from_secs(10)).unwrap())
+            .collect();
+        assert_eq!(seen, ["a", "a", "b", "b", "a"]);
+    }
+
+    #[test]
+    fn a_parked_thread_keeps_no_base_alive() {
+        let queue = ShadowQueue::start();
+        let base = Arc::new(());
+        assert!(matches!(
+            queue
+                .submit(true, Instant::now(), &base, |_| Some(denying()))
+                .map(outcome),
+            Some(ShadowOutcome::Judged(_))
+        ));
+        // Once the thread has stopped napping and parked.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Arc::strong_count(&base) > 1 && Instant::now() < deadline {
+            std::thread::sleep(IDLE_AFTER);
+        }
+        assert_eq!(Arc::strong_count(&base), 1);
+    }
+
+    #[test]
+    fn the_buffer_a_job_was_handed_in_serves_a_later_call() {
+        let queue = ShadowQueue::start();
+        let mut capacities = Vec::new();
+        for _ in 0..3 {
+            queue.submit(false, Instant::now(), &base(), |text| {
+                capacities.push(text.capacity());
+                text.extend_from_slice(&[b' '; 100]);
+                Some(denying())
+            });
+            // The job done, its buffer given back.
+            while lock(&queue.shared.queue.0).spare.is_empty() {
+                std::thread::yield_now();
+            }
+        }
+        // The first call wrote into a new buffer and took the queue's spare
+        // (none yet: a new one) for its next; the third wrote into the one
+        // the first call's job gave back.
+        assert_eq!(capacities[..2], [0, 0]);
+        assert!(capacities[2] >= 100, "{capacities:?}");
     }
 }
