@@ -2,6 +2,14 @@
 //! once; a call takes an idle one, or the right to create one, or waits for one
 //! until its deadline and then fails. Instances that are not handed back (after
 //! a trap or any error) are dropped and free their place.
+//!
+//! A thread gets back the instance it used last when that one is idle: an
+//! instance's memory is in the cache of the core that used it, and one handed
+//! to a thread on the other core is slower to use than a new one is to make
+//! once (measured: two threads judging on one Warden each took a fifth longer
+//! per call while they traded instances; docs/benchmarks.md). So a thread
+//! whose instance is out makes one of its own while there is room, and takes
+//! another thread's only when there is none.
 
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
@@ -13,7 +21,8 @@ pub(crate) struct InstancePool<I> {
 }
 
 struct PoolState<I> {
-    idle: Vec<I>,
+    /// Each with the thread that used it last ([`NOBODY`]: none yet).
+    idle: Vec<(I, usize)>,
     /// Instances alive: idle, or out with a caller.
     live: usize,
     /// Callers waiting for a place: a freed place wakes one only when there is
@@ -41,6 +50,19 @@ pub(crate) struct Slot<'p, I> {
     released: bool,
 }
 
+/// The owner of an instance no thread has used yet (one made at load).
+const NOBODY: usize = 0;
+
+/// This thread, as a number no other living thread has: the address of a
+/// thread-local (never 0). A thread that ends may pass its number to a new
+/// one, which then merely finds the old thread's instances its own.
+fn this_thread() -> usize {
+    thread_local! {
+        static HERE: u8 = const { 0 };
+    }
+    HERE.with(|here| std::ptr::from_ref(here).addr())
+}
+
 impl<I> InstancePool<I> {
     pub(crate) fn new(capacity: usize) -> Self {
         InstancePool {
@@ -60,16 +82,24 @@ impl<I> InstancePool<I> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Takes a place in the pool, waiting until `deadline` at most.
+    /// Takes a place in the pool, waiting until `deadline` at most: this
+    /// thread's idle instance, or one nobody has used, or the right to make
+    /// one, or another thread's idle instance, in that order.
     pub(crate) fn acquire(&self, deadline: Instant) -> Option<Slot<'_, I>> {
+        let me = this_thread();
         let mut state = self.lock();
         loop {
-            if let Some(instance) = state.idle.pop() {
+            let ours = |owner: usize| owner == me || owner == NOBODY;
+            if let Some(at) = state.idle.iter().rposition(|(_, owner)| ours(*owner)) {
+                let (instance, _) = state.idle.swap_remove(at);
                 return Some(self.slot(Some(instance)));
             }
             if state.live < self.capacity {
                 state.live += 1;
                 return Some(self.slot(None));
+            }
+            if let Some((instance, _)) = state.idle.pop() {
+                return Some(self.slot(Some(instance)));
             }
             let now = Instant::now();
             if now >= deadline {
@@ -90,7 +120,7 @@ impl<I> InstancePool<I> {
         let mut state = self.lock();
         if state.live < self.capacity {
             state.live += 1;
-            state.idle.push(instance);
+            state.idle.push((instance, NOBODY));
         }
     }
 
@@ -126,7 +156,7 @@ impl<I> Slot<'_, I> {
     pub(crate) fn release(mut self, instance: I) {
         self.released = true;
         let mut state = self.pool.lock();
-        state.idle.push(instance);
+        state.idle.push((instance, this_thread()));
         self.pool.wake_one(state);
     }
 }
@@ -159,6 +189,48 @@ mod tests {
         assert!(slot.instance.is_none());
         slot.release(7);
         assert_eq!(pool.acquire(soon()).unwrap().instance, Some(7));
+    }
+
+    #[test]
+    fn a_thread_gets_back_the_instance_it_used_last() {
+        let pool = InstancePool::new(4);
+        let mine = pool.acquire(soon()).unwrap();
+        std::thread::scope(|s| {
+            s.spawn(|| pool.acquire(soon()).unwrap().release(2));
+        });
+        // The other thread's instance is idle, and the newer one.
+        mine.release(1);
+        std::thread::scope(|s| {
+            s.spawn(|| pool.acquire(soon()).unwrap().release(3));
+        });
+        assert_eq!(pool.acquire(soon()).unwrap().instance, Some(1));
+    }
+
+    #[test]
+    fn a_thread_makes_an_instance_of_its_own_before_it_takes_another_threads() {
+        let pool = InstancePool::new(2);
+        std::thread::scope(|s| {
+            s.spawn(|| pool.acquire(soon()).unwrap().release(1));
+        });
+        assert!(pool.acquire(soon()).unwrap().instance.is_none());
+    }
+
+    #[test]
+    fn a_full_pool_hands_over_another_threads_idle_instance() {
+        let pool = InstancePool::new(1);
+        std::thread::scope(|s| {
+            s.spawn(|| pool.acquire(soon()).unwrap().release(1));
+        });
+        assert_eq!(pool.acquire(soon()).unwrap().instance, Some(1));
+    }
+
+    #[test]
+    fn an_instance_made_at_load_serves_any_thread_first() {
+        let pool = InstancePool::new(2);
+        pool.seed(9);
+        std::thread::scope(|s| {
+            s.spawn(|| assert_eq!(pool.acquire(soon()).unwrap().instance, Some(9)));
+        });
     }
 
     #[test]
