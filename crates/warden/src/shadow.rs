@@ -21,7 +21,6 @@
 
 use std::borrow::Cow;
 use std::cell::Cell;
-use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -31,8 +30,15 @@ use warden_types::Evaluation;
 use warden_types::decision::{Decision, Reason, Verdict};
 use warden_types::request::{CallContext, ToolCall};
 
-/// How many shadow judgments may wait for the shadow thread; one more is shed.
+/// How many shadow judgments may wait for the shadow thread (the one it is
+/// running included); one more is shed, and so are the next ones until an
+/// eighth of the queue has drained (so that a shadow that cannot keep up
+/// does not make the full queue's flag change on every call).
 pub const QUEUE_DEPTH: usize = 256;
+
+/// Once the queue was full, jobs are queued again when no more than this
+/// many wait.
+const LOW_WATER: usize = QUEUE_DEPTH - QUEUE_DEPTH / 8;
 
 /// How long a shadow judgment may wait in the queue before it is shed
 /// instead of run: a shadow that cannot keep up falls behind by no more.
@@ -233,21 +239,84 @@ struct Job<W: Judging> {
     pending: Option<Arc<Mutex<Pending>>>,
 }
 
-/// The jobs waiting, and the buffers of jobs done, for the next ones.
+/// The jobs waiting, in a ring of places that each keep the buffer of the
+/// last job queued there, for the next one: a job and the buffer a live
+/// call takes for its next job share the cache lines that cross between the
+/// cores anyway.
 struct Queue<W: Judging> {
-    jobs: VecDeque<Job<W>>,
+    places: Box<[Place<W>]>,
+    /// The place of the oldest job waiting.
+    head: usize,
+    /// Jobs waiting, the running one not included.
+    len: usize,
+    /// The place of the job the thread is running (until it next takes the
+    /// lock).
+    running: Option<usize>,
     /// The base the last job queued was handed with (or took from the one
     /// before it).
     base: Option<Arc<W::Base>>,
-    /// The thread is running a job it took (until it next takes the lock).
-    running: bool,
-    spare: Vec<Vec<u8>>,
+}
+
+/// One place of the queue's ring.
+struct Place<W: Judging> {
+    job: Option<Job<W>>,
+    /// The buffer of the last job queued here, once the thread ran it.
+    spare: Vec<u8>,
 }
 
 impl<W: Judging> Queue<W> {
+    fn new() -> Queue<W> {
+        let places = (0..QUEUE_DEPTH)
+            .map(|_| Place {
+                job: None,
+                spare: Vec::new(),
+            })
+            .collect();
+        Queue {
+            places,
+            head: 0,
+            len: 0,
+            running: None,
+            base: None,
+        }
+    }
+
     /// Jobs queued and not yet settled, the one running included.
     fn waiting(&self) -> usize {
-        self.jobs.len() + usize::from(self.running)
+        self.len + usize::from(self.running.is_some())
+    }
+
+    /// Queues `job`, for which there is room (`waiting()` is below
+    /// [`QUEUE_DEPTH`], so the running job's place is not this one); the
+    /// buffer its place kept, for the caller's next job.
+    fn push(&mut self, job: Job<W>) -> Vec<u8> {
+        let place = &mut self.places[(self.head + self.len) % QUEUE_DEPTH];
+        self.len += 1;
+        place.job = Some(job);
+        std::mem::take(&mut place.spare)
+    }
+
+    /// The oldest job, now the running one. With none, the next job goes
+    /// where the last one ran, whose buffer is the one used last.
+    fn pop(&mut self) -> Option<Job<W>> {
+        if self.len == 0 {
+            if let Some(at) = self.running.take() {
+                self.head = at;
+            }
+            return None;
+        }
+        let at = self.head;
+        self.head = (at + 1) % QUEUE_DEPTH;
+        self.len -= 1;
+        self.running = Some(at);
+        self.places[at].job.take()
+    }
+
+    /// Puts the running job's buffer back in its place.
+    fn give_back(&mut self, text: Vec<u8>) {
+        if let Some(at) = self.running {
+            self.places[at].spare = text;
+        }
     }
 }
 
@@ -258,7 +327,8 @@ const SPARE_MAX: usize = 16 * 1024;
 
 thread_local! {
     /// The buffer this thread writes its next call into: the one a job left
-    /// behind, so that handing a call over allocates nothing, and no memory
+    /// in the place this thread's last job took, so that handing a call
+    /// over allocates nothing once the places have buffers, and no memory
     /// this thread allocated is freed by the shadow thread (mimalloc hands
     /// such memory back through the allocating thread's pages, which that
     /// thread then gathers: most of what a shadow cost a live call, measured).
@@ -296,12 +366,7 @@ impl<W: Judging> ShadowQueue<W> {
     /// Starts the shadow thread. It ends when the queue is dropped.
     pub(crate) fn start() -> ShadowQueue<W> {
         let shared = Arc::new(Shared {
-            queue: Line(Mutex::new(Queue {
-                jobs: VecDeque::with_capacity(QUEUE_DEPTH),
-                base: None,
-                running: false,
-                spare: Vec::new(),
-            })),
+            queue: Line(Mutex::new(Queue::new())),
             flags: Line::default(),
             shed_at_once: Line::default(),
             done: Line::default(),
@@ -371,7 +436,7 @@ impl<W: Judging> ShadowQueue<W> {
                 Some(base.clone())
             }
         };
-        queue.jobs.push_back(Job {
+        let spare = queue.push(Job {
             work,
             base,
             text,
@@ -381,7 +446,6 @@ impl<W: Judging> ShadowQueue<W> {
         if queue.waiting() >= QUEUE_DEPTH {
             flags.full.store(true, Ordering::Relaxed);
         }
-        let spare = queue.spare.pop().unwrap_or_default();
         drop(queue);
         SCRATCH.set(spare);
         // The thread sets `idle` before it looks at the queue a last time,
@@ -444,21 +508,18 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 fn work<W: Judging>(shared: &Shared<W>) {
     let flags = &shared.flags.0;
     let mut last_job = Instant::now();
-    // The buffer of the job just done, for a live thread's next call.
+    // The buffer of the job just done, for the next job queued in its place.
     let mut spent: Option<Vec<u8>> = None;
     // The base the jobs are judged on, as the last one that carried one said.
     let mut base: Option<Arc<W::Base>> = None;
     loop {
         let next = {
             let mut queue = lock(&shared.queue.0);
-            if let Some(text) = spent.take()
-                && queue.spare.len() < QUEUE_DEPTH
-            {
-                queue.spare.push(text);
+            if let Some(text) = spent.take() {
+                queue.give_back(text);
             }
-            let next = queue.jobs.pop_front();
-            queue.running = next.is_some();
-            if flags.full.load(Ordering::Relaxed) && queue.waiting() < QUEUE_DEPTH {
+            let next = queue.pop();
+            if flags.full.load(Ordering::Relaxed) && queue.waiting() <= LOW_WATER {
                 flags.full.store(false, Ordering::Relaxed);
             }
             next
@@ -480,7 +541,7 @@ fn work<W: Judging>(shared: &Shared<W>) {
         }
         flags.idle.store(true, Ordering::SeqCst);
         let mut queue = lock(&shared.queue.0);
-        if queue.jobs.is_empty() && !flags.closed.load(Ordering::SeqCst) {
+        if queue.len == 0 && !flags.closed.load(Ordering::SeqCst) {
             // An idle thread keeps no policy alive (a reload may have
             // replaced it): the next job is handed its base again.
             queue.base = None;
@@ -886,6 +947,62 @@ mod tests {
     }
 
     #[test]
+    fn a_full_queue_takes_jobs_again_once_an_eighth_of_it_has_drained() {
+        let queue = ShadowQueue::start();
+        // Each job waits for a token, so the test says how many are judged.
+        let tokens = Arc::new((Mutex::new(0usize), std::sync::Condvar::new()));
+        let waiting = || {
+            let tokens = tokens.clone();
+            move || -> Judge {
+                Box::new(move || {
+                    let (count, more) = &*tokens;
+                    let mut count = more.wait_while(lock(count), |n| *n == 0).unwrap();
+                    *count -= 1;
+                    None
+                })
+            }
+        };
+        let give = |n: usize| {
+            *lock(&tokens.0) += n;
+            tokens.1.notify_all();
+        };
+        let queued = |queue: &ShadowQueue<Judge>| {
+            let made = AtomicBool::new(false);
+            let make = waiting();
+            queue.submit(false, Instant::now(), &base(), |_| {
+                made.store(true, Ordering::SeqCst);
+                Some(make())
+            });
+            made.load(Ordering::SeqCst)
+        };
+        for _ in 0..QUEUE_DEPTH {
+            assert!(queued(&queue));
+        }
+        assert!(!queued(&queue), "a full queue took a job");
+        // One judged: room for one, but not yet an eighth drained.
+        give(1);
+        let drained_to = |n: usize| {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while lock(&queue.shared.queue.0).waiting() > n && Instant::now() < deadline {
+                std::thread::yield_now();
+            }
+        };
+        drained_to(QUEUE_DEPTH - 1);
+        assert!(
+            !queued(&queue),
+            "the queue took a job before an eighth drained"
+        );
+        give(QUEUE_DEPTH - LOW_WATER - 1);
+        drained_to(LOW_WATER);
+        assert!(
+            queued(&queue),
+            "the queue took no job once an eighth drained"
+        );
+        give(QUEUE_DEPTH);
+        assert!(queue.settle(Duration::from_secs(10)));
+    }
+
+    #[test]
     fn a_job_nobody_listens_to_is_counted() {
         let queue = ShadowQueue::start();
         assert!(
@@ -956,14 +1073,12 @@ mod tests {
                 text.extend_from_slice(&[b' '; 100]);
                 Some(denying())
             });
-            // The job done, its buffer given back.
-            while lock(&queue.shared.queue.0).spare.is_empty() {
-                std::thread::yield_now();
-            }
+            // The job done, its buffer back in its place.
+            assert!(queue.settle(Duration::from_secs(10)));
         }
-        // The first call wrote into a new buffer and took the queue's spare
-        // (none yet: a new one) for its next; the third wrote into the one
-        // the first call's job gave back.
+        // The first call wrote into a new buffer and took its place's (none
+        // yet: a new one) for its next; the second's job went where the
+        // first's ran, and the third wrote into the buffer it left there.
         assert_eq!(capacities[..2], [0, 0]);
         assert!(capacities[2] >= 100, "{capacities:?}");
     }
