@@ -137,9 +137,10 @@ pub fn measure_undisturbed(
 /// Times the calls of several scenarios on one thread in alternating blocks
 /// of `block` calls each (`calls` per scenario in all), running `between`
 /// after each block: every scenario then meets the same states of the
-/// machine. Here the speed of a core moves by half for tens of milliseconds
-/// at a time (the host's doing), which decides a comparison of scenarios
-/// measured one after the other, each on its own thread.
+/// machine. Here the speed of a thread moves by half for tens of
+/// milliseconds at a time (the virtual machine's host, by all signs), which
+/// decided comparisons of scenarios measured one after the other, each on
+/// its own thread.
 pub fn measure_alternating(
     scenarios: &[(&str, &dyn Fn())],
     calls: usize,

@@ -4,12 +4,12 @@
 //! a trap or any error) are dropped and free their place.
 //!
 //! A thread gets back the instance it used last when that one is idle: an
-//! instance's memory is in the cache of the core that used it, and one handed
-//! to a thread on the other core is slower to use than a new one is to make
-//! once (measured: two threads judging on one Warden each took a fifth longer
-//! per call while they traded instances; docs/benchmarks.md). So a thread
-//! whose instance is out makes one of its own while there is room, and takes
-//! another thread's only when there is none.
+//! instance's memory is in the cache of the core that used it, so one last
+//! used on another core is slower on every call, where making a new one is
+//! paid once (measured: two threads judging on one Warden each took about a
+//! quarter longer per call while they traded instances; docs/benchmarks.md).
+//! So a thread whose instance is out makes one of its own while there is
+//! room, and takes another thread's only when there is none.
 
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
