@@ -18,6 +18,14 @@ pub struct Measurement {
     pub throughput: f64,
 }
 
+/// The calls made before a scenario of `calls` is timed: a tenth of them,
+/// at least ten.
+fn warm_up(calls: usize, op: &dyn Fn()) {
+    for _ in 0..(calls / 10).max(10) {
+        op();
+    }
+}
+
 /// Runs `op` `calls` times on each of `threads` threads after a warm-up, timing
 /// every call.
 pub fn measure(
@@ -26,9 +34,7 @@ pub fn measure(
     calls: usize,
     op: &(dyn Fn() + Sync),
 ) -> Measurement {
-    for _ in 0..(calls / 10).max(10) {
-        op();
-    }
+    warm_up(calls, op);
     let started = Instant::now();
     let samples: Vec<Duration> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
@@ -106,9 +112,7 @@ pub fn measure_undisturbed(
     calls: usize,
     op: &dyn Fn(),
 ) -> (Measurement, Option<Measurement>) {
-    for _ in 0..(calls / 10).max(10) {
-        op();
-    }
+    warm_up(calls, op);
     let started = Instant::now();
     let mut all = Vec::with_capacity(calls);
     let mut undisturbed = Vec::with_capacity(calls);
@@ -149,9 +153,7 @@ pub fn measure_alternating(
 ) -> Vec<Measurement> {
     let block = block.clamp(1, calls.max(1));
     for (i, (_, op)) in scenarios.iter().enumerate() {
-        for _ in 0..(calls / 10).max(10) {
-            op();
-        }
+        warm_up(calls, *op);
         between(i);
     }
     let mut samples: Vec<Vec<Duration>> = vec![Vec::with_capacity(calls); scenarios.len()];

@@ -62,14 +62,9 @@ pub struct Warden {
     log: OnceLock<Arc<DecisionLog>>,
 }
 
-/// What one live provider said on a call, kept so that the call's shadow
-/// judgment reuses it instead of asking the provider again.
-#[derive(Clone, Debug)]
-pub(crate) struct ProviderOpinion {
-    decision: Decision,
-    fuel_used: Option<u64>,
-    error_detail: Option<Cow<'static, str>>,
-}
+/// What one provider said on a call: the same as what a live call hands its
+/// shadow judgment, which reuses it instead of asking the provider again.
+pub(crate) type ProviderOpinion = HandedOpinion<Decision>;
 
 /// Which providers a judgment runs through.
 #[derive(Clone, Copy)]
@@ -680,16 +675,8 @@ impl Judging for ShadowWork {
             live,
             opinions,
         } = Handed::read(text)?;
-        let known: Vec<ProviderOpinion> = opinions
-            .into_iter()
-            .map(|o| ProviderOpinion {
-                decision: o.decision,
-                fuel_used: o.fuel_used,
-                error_detail: o.error_detail,
-            })
-            .collect();
         let chain = match self.reused {
-            true => Chain::Shadowed(&known),
+            true => Chain::Shadowed(&opinions),
             false => Chain::Live,
         };
         let shadow = judge(snapshot, &call, self.caller, Alone::Yes, chain).ok()?;

@@ -635,8 +635,9 @@ pub(crate) fn hand<'a>(
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Live<S, C>(Verdict, Option<S>, C);
 
-/// One live provider's opinion, as handed over.
-#[derive(Debug, PartialEq)]
+/// One provider's opinion: its decision, the fuel it used and its failure's
+/// code. The live side hands it over with the decision borrowed.
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct HandedOpinion<D> {
     pub(crate) decision: D,
     pub(crate) fuel_used: Option<u64>,

@@ -191,36 +191,35 @@ mod tests {
         assert_eq!(pool.acquire(soon()).unwrap().instance, Some(7));
     }
 
+    /// Another thread takes a place and hands `instance` back in it.
+    fn used_on_another_thread(pool: &InstancePool<u8>, instance: u8) {
+        std::thread::scope(|s| {
+            s.spawn(|| pool.acquire(soon()).unwrap().release(instance));
+        });
+    }
+
     #[test]
     fn a_thread_gets_back_the_instance_it_used_last() {
         let pool = InstancePool::new(4);
         let mine = pool.acquire(soon()).unwrap();
-        std::thread::scope(|s| {
-            s.spawn(|| pool.acquire(soon()).unwrap().release(2));
-        });
+        used_on_another_thread(&pool, 2);
         // The other thread's instance is idle, and the newer one.
         mine.release(1);
-        std::thread::scope(|s| {
-            s.spawn(|| pool.acquire(soon()).unwrap().release(3));
-        });
+        used_on_another_thread(&pool, 3);
         assert_eq!(pool.acquire(soon()).unwrap().instance, Some(1));
     }
 
     #[test]
     fn a_thread_makes_an_instance_of_its_own_before_it_takes_another_threads() {
         let pool = InstancePool::new(2);
-        std::thread::scope(|s| {
-            s.spawn(|| pool.acquire(soon()).unwrap().release(1));
-        });
+        used_on_another_thread(&pool, 1);
         assert!(pool.acquire(soon()).unwrap().instance.is_none());
     }
 
     #[test]
     fn a_full_pool_hands_over_another_threads_idle_instance() {
         let pool = InstancePool::new(1);
-        std::thread::scope(|s| {
-            s.spawn(|| pool.acquire(soon()).unwrap().release(1));
-        });
+        used_on_another_thread(&pool, 1);
         assert_eq!(pool.acquire(soon()).unwrap().instance, Some(1));
     }
 
