@@ -420,6 +420,27 @@ impl ApprovalGate {
         self.warden.evaluate_shadowed(call, caller)
     }
 
+    /// As [`ApprovalGate::evaluate_shadowed`], only when that cannot wait for
+    /// the approval store: the call names no thread, or the store tells at
+    /// once that its thread is free ([`ApprovalStore::free_at_once`]).
+    /// `None` otherwise (the thread may wait for a human, the store is busy
+    /// or would need a round trip): judge it with `evaluate_shadowed`, on a
+    /// thread that may wait. The providers' own time is the caller's to
+    /// bound (`Snapshot::worst_case`).
+    pub fn evaluate_at_once(
+        &self,
+        principal: &str,
+        call: &ToolCall,
+        caller: Caller,
+    ) -> Option<Result<(Evaluation, Option<Shadow>), RequestError>> {
+        if let Some(thread_id) = &call.context.thread_id
+            && !self.store.free_at_once(principal, thread_id)
+        {
+            return None;
+        }
+        Some(self.warden.evaluate_shadowed(call, caller))
+    }
+
     /// Refuses (409 `approval_pending`) when the principal's thread waits for a
     /// human: for any other entry point that starts work on a thread, such as
     /// judging a single call with a `thread_id`.

@@ -128,13 +128,15 @@ fn pragma(durability: Durability) -> &'static str {
     }
 }
 
-/// Approvals in a SQLite file. Two connections per store, each used by one
+/// Approvals in a SQLite file. Three connections per store, each used by one
 /// thread at a time: one writes, one only reads, so that a write waiting for
 /// another process's lock never holds up a read (WAL readers do not wait for
-/// writers). Other processes open their own.
+/// writers), and one only looks whether a thread is free, never waiting for a
+/// lock ([`ApprovalStore::free_at_once`]). Other processes open their own.
 pub struct SqliteApprovalStore {
     connection: Mutex<Connection>,
     reader: Mutex<Connection>,
+    probe: Mutex<Connection>,
     path: PathBuf,
 }
 
@@ -188,9 +190,16 @@ impl SqliteApprovalStore {
         reader
             .pragma_update(None, "query_only", true)
             .map_err(open_error)?;
+        // Busy at once rather than waiting: its caller then asks the reader.
+        let probe = Connection::open(path).map_err(open_error)?;
+        probe.busy_timeout(Duration::ZERO).map_err(open_error)?;
+        probe
+            .pragma_update(None, "query_only", true)
+            .map_err(open_error)?;
         Ok(SqliteApprovalStore {
             connection: Mutex::new(connection),
             reader: Mutex::new(reader),
+            probe: Mutex::new(probe),
             path: path.to_path_buf(),
         })
     }
@@ -388,6 +397,19 @@ fn pending_exists(
 }
 
 impl ApprovalStore for SqliteApprovalStore {
+    fn free_at_once(&self, principal: &str, thread_id: &str) -> bool {
+        // Another thread probing, a lock held elsewhere, any error: not known.
+        let Ok(probe) = self.probe.try_lock() else {
+            return false;
+        };
+        probe
+            .prepare_cached(
+                "SELECT 1 FROM approvals WHERE principal = ?1 AND thread_id = ?2 AND status = 'pending' LIMIT 1",
+            )
+            .and_then(|mut statement| statement.exists([principal, thread_id]))
+            .is_ok_and(|pending| !pending)
+    }
+
     fn insert(
         &self,
         record: &ApprovalRecord,

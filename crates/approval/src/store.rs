@@ -397,6 +397,16 @@ pub trait ApprovalStore: Send + Sync {
         false
     }
 
+    /// True when this store can tell at once, without waiting for a lock, a
+    /// round trip or a write, that the principal's thread has no pending
+    /// approval. A caller that must not wait (the daemon judging on one of
+    /// its async threads) asks this first, and takes the long way
+    /// ([`ApprovalStore::pending_on_thread`], on a thread that may wait) when
+    /// it is false. By default what [`ApprovalStore::known_free`] knows.
+    fn free_at_once(&self, principal: &str, thread_id: &str) -> bool {
+        self.known_free(principal, thread_id)
+    }
+
     /// How the daemons sharing this store tell each other of pauses; `None`
     /// for a store one daemon owns (SQLite's), where there is no one to tell.
     fn announcer(&self) -> Option<std::sync::Arc<dyn crate::announce::Announcer>> {

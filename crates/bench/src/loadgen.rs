@@ -24,6 +24,11 @@ use warden_server::{Dispatch, ServeOptions, Server};
 const AGENT_TOKEN: &str = "bench-agent-token-0123456789";
 const ADMIN_TOKEN: &str = "bench-admin-token-0123456789";
 
+/// The benchmark's provider bounded so that its worst case (5 + 11 + 6 ms)
+/// is within `server.limits.inline_budget_ms` (25 ms): the daemon may judge
+/// a call on the async thread that read it.
+const WITHIN_BUDGET: &str = "      limits: {timeout_ms: 5, configure_timeout_ms: 10}\n";
+
 /// The shipped provider, allowing the benchmark's call.
 fn config(allowed: &str) -> String {
     format!(
@@ -311,9 +316,16 @@ impl Floor {
 /// bytes to the same requests (1 and 4 connections, alternated with the
 /// daemon's rows, three rounds), and the pipeline alone (`Warden::evaluate` on
 /// the same call and config, in process). What the daemon adds is its p50
-/// minus the floor's and the pipeline's.
+/// minus the floor's and the pipeline's. The daemon twice: with the default
+/// provider limits (every call on the judging pool), and with the provider
+/// bounded within `inline_budget_ms` (a call judged at once while the pool is
+/// idle).
 pub fn floor(calls: usize) -> anyhow::Result<Vec<Measurement>> {
     let daemon = Daemon::start(Dispatch::default())?;
+    let bounded = Daemon::start_with(
+        &config("bash, read_file").replacen("server:\n", &format!("{WITHIN_BUDGET}server:\n"), 1),
+        Dispatch::default(),
+    )?;
     let answer = {
         let clients = runtime("warden-load")?;
         let addr = daemon.addr();
@@ -353,6 +365,12 @@ pub fn floor(calls: usize) -> anyhow::Result<Vec<Measurement>> {
             out.push(row(
                 "daemon: POST /v1/evaluate over HTTP",
                 daemon.addr(),
+                connections,
+                calls,
+            )?);
+            out.push(row(
+                "daemon, provider within inline_budget_ms: judged at once when idle",
+                bounded.addr(),
                 connections,
                 calls,
             )?);

@@ -54,6 +54,14 @@ pub struct HttpLimits {
     /// How long a write to the approval store waits for another process's
     /// transaction before it fails (closed).
     pub store_busy_timeout_ms: u64,
+    /// A call is judged on the async thread that read it, with no hand-off
+    /// to a judging thread, when the judging threads are idle, the store
+    /// answers at once whether its thread waits for a human, and the
+    /// configuration's worst case (its providers' and classifier's time
+    /// limits, as `warden.Warden`'s `worst_case_ms` in Python) is within this
+    /// many milliseconds; so an async thread never waits on a provider longer
+    /// than this. 0: every call is judged on a judging thread.
+    pub inline_budget_ms: u64,
     /// Wrong credentials (bearer tokens, console sign-ins) one source address
     /// may present in a row before it is refused 429.
     pub auth_failures_burst: u32,
@@ -78,6 +86,7 @@ impl Default for HttpLimits {
             queue_depth: 256,
             max_queued_per_principal: 64,
             store_busy_timeout_ms: 250,
+            inline_budget_ms: 25,
             auth_failures_burst: 10,
             auth_failures_per_minute: 10,
         }
@@ -145,6 +154,7 @@ impl HttpLimits {
             1,
             60_000,
         )?;
+        range("inline_budget_ms", self.inline_budget_ms, 0, 1_000)?;
         range(
             "auth_failures_burst",
             self.auth_failures_burst.into(),
@@ -183,6 +193,11 @@ impl HttpLimits {
     /// `store_busy_timeout_ms`: how long a write waits for another process's lock on the approval store.
     pub fn store_busy_timeout(&self) -> Duration {
         Duration::from_millis(self.store_busy_timeout_ms)
+    }
+
+    /// `inline_budget_ms`: the longest a call judged on an async thread may keep it.
+    pub fn inline_budget(&self) -> Duration {
+        Duration::from_millis(self.inline_budget_ms)
     }
 
     /// The judging threads: `workers`, or one per core.

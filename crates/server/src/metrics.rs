@@ -90,6 +90,7 @@ pub struct Metrics {
     mcp_calls: IntCounterVec,
     known_mcp_tools: Bounded,
     shadow_shed: IntCounter,
+    judged_at_once: IntCounter,
     shadow_differences: IntCounterVec,
     telemetry: super::telemetry::Counters,
 }
@@ -201,6 +202,10 @@ impl Metrics {
             "warden_shadow_shed_total",
             "Shadow judgments (mode: shadow) shed unjudged: the shadow queue was full, or they waited in it too long.",
         );
+        let judged_at_once = plain(
+            "warden_judged_at_once_total",
+            "Calls judged on the async thread that read them, with no hand-off to a judging thread (server.limits.inline_budget_ms).",
+        );
         let telemetry = super::telemetry::Counters {
             exported: counter(
                 &registry,
@@ -225,6 +230,7 @@ impl Metrics {
             notify,
             telemetry,
             shadow_shed,
+            judged_at_once,
             shadow_differences: counter(
                 &registry,
                 "warden_shadow_differences_total",
@@ -479,6 +485,11 @@ impl Metrics {
         ] {
             self.load.with_label_values(&[what]).set(value as i64);
         }
+    }
+
+    /// A call was judged on its async thread (`server.limits.inline_budget_ms`).
+    pub fn judged_at_once(&self) {
+        self.judged_at_once.inc();
     }
 
     /// Brings the shadow counters up to the library's counts (which only grow).

@@ -479,6 +479,36 @@ impl DaemonState {
         ran
     }
 
+    /// Judges on this async thread when that cannot keep it long (see
+    /// `server.limits.inline_budget_ms`): the judging pool is idle, the live
+    /// configuration's worst case is within the budget, and `at_once` does not
+    /// decline (it returns `None` for what would wait on the store).
+    /// Otherwise `job` runs on the judging pool, as [`DaemonState::offload`].
+    /// A configuration reloaded between the check and the judgment is judged
+    /// as the old one was; the budget bounds the next call again.
+    pub(crate) async fn judge<T: Send + 'static>(
+        self: &Arc<Self>,
+        at_once: impl FnOnce(&DaemonState) -> Option<T>,
+        job: impl FnOnce(&DaemonState) -> T + Send + 'static,
+    ) -> Result<T, PoolError> {
+        #[cfg(feature = "bench")]
+        let pooled = self.dispatch == Dispatch::Pool;
+        #[cfg(not(feature = "bench"))]
+        let pooled = true;
+        let budget = self.limits().inline_budget();
+        if pooled
+            && !budget.is_zero()
+            && self.warden.snapshot().worst_case() <= budget
+            // The principal's share of the queue is not taken: with the pool
+            // idle, no principal holds any of it.
+            && let Some(judged) = self.workers.at_once(|| at_once(self))
+        {
+            self.metrics.judged_at_once();
+            return judged;
+        }
+        self.offload(job).await
+    }
+
     /// How loaded the daemon is: connections, body turns held, and calls
     /// waiting or being judged.
     pub fn current_load(&self) -> metrics::Load {

@@ -7,6 +7,13 @@
 //! queue. At most `workers + depth` jobs are admitted at once (running or
 //! waiting); one more is refused at once: the caller answers with a deny
 //! (`warden.overloaded`) or 503, never waits.
+//!
+//! A job that cannot keep its thread long may run on the caller's own thread
+//! instead ([`WorkerPool::at_once`]), but only while the pool has nothing
+//! else to do: then handing it over would only add two wake-ups of parked
+//! threads, the largest cost of a call at one connection (docs/benchmarks.md).
+//! Counting it as busy keeps a second one off the other async worker, so
+//! that one always stays free for `/healthz` and new connections.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -118,6 +125,24 @@ impl WorkerPool {
         }
     }
 
+    /// Runs `job` on this thread when the pool is idle (nothing queued or
+    /// running, this job included while it runs): `Some` of its outcome, or
+    /// `None` when the pool is busy or `job` itself declined (returned
+    /// `None`), so that the caller hands the work to the pool instead.
+    pub fn at_once<T>(&self, job: impl FnOnce() -> Option<T>) -> Option<Result<T, PoolError>> {
+        self.busy
+            .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
+            .ok()?;
+        // A panic is reported as on a worker; the caller's thread carries on.
+        let outcome = std::panic::catch_unwind(AssertUnwindSafe(job));
+        self.busy.fetch_sub(1, Ordering::AcqRel);
+        match outcome {
+            Ok(Some(value)) => Some(Ok(value)),
+            Ok(None) => None,
+            Err(_) => Some(Err(PoolError::Panicked)),
+        }
+    }
+
     /// Jobs queued or running, for the metrics.
     pub fn busy(&self) -> usize {
         self.busy.load(Ordering::Acquire)
@@ -222,6 +247,50 @@ mod tests {
             results.push(job.await.unwrap().unwrap());
         }
         assert_eq!(results, [0, 10, 20, 30, 40, 50]);
+        assert_eq!(pool.busy(), 0);
+    }
+
+    #[test]
+    fn a_job_runs_at_once_on_the_callers_thread_while_the_pool_is_idle() {
+        let pool = WorkerPool::start(1, 1).unwrap();
+        let here = std::thread::current().id();
+        let ran = pool.at_once(|| Some(std::thread::current().id()));
+        assert_eq!(ran, Some(Ok(here)));
+        assert_eq!(pool.busy(), 0);
+    }
+
+    #[tokio::test]
+    async fn no_job_runs_at_once_while_another_is_being_judged() {
+        let pool = Arc::new(WorkerPool::start(1, 1).unwrap());
+        let release = Arc::new(Barrier::new(2));
+        let held = {
+            let (pool, release) = (pool.clone(), release.clone());
+            tokio::spawn(async move { pool.run(move || release.wait()).await })
+        };
+        while pool.busy() < 1 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        assert_eq!(pool.at_once(|| Some(())), None);
+        release.wait();
+        held.await.unwrap().unwrap();
+    }
+
+    #[test]
+    fn a_job_judged_at_once_keeps_a_second_one_off_the_other_thread() {
+        let pool = WorkerPool::start(1, 1).unwrap();
+        let nested = pool.at_once(|| Some(pool.at_once(|| Some(()))));
+        assert_eq!(nested, Some(Ok(None)));
+    }
+
+    #[test]
+    fn a_job_that_declines_to_run_at_once_leaves_the_pool_idle() {
+        let pool = WorkerPool::start(1, 1).unwrap();
+        assert_eq!(pool.at_once(|| None::<()>), None);
+        assert_eq!(pool.busy(), 0);
+        assert_eq!(
+            pool.at_once(|| -> Option<()> { panic!("on purpose") }),
+            Some(Err(PoolError::Panicked))
+        );
         assert_eq!(pool.busy(), 0);
     }
 

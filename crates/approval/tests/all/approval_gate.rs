@@ -621,6 +621,54 @@ fn other_entry_points_can_check_that_a_thread_waits_for_a_human() {
 }
 
 #[test]
+fn a_call_on_a_thread_waiting_for_a_human_is_never_judged_at_once() {
+    let g = gate(BASH_NEEDS_APPROVAL);
+    pause_git_push(&g);
+    let mut call = warden::ToolCall::new("read_file", json!({"path": "a.txt"}));
+    call.context.thread_id = Some("t1".into());
+    assert!(
+        g.gate
+            .evaluate_at_once(LOCAL_PRINCIPAL, &call, Caller::Agent)
+            .is_none(),
+        "a paused thread must take the long way, which denies it"
+    );
+}
+
+#[test]
+fn a_call_that_names_no_thread_may_be_judged_at_once() {
+    let g = gate(BASH_NEEDS_APPROVAL);
+    pause_git_push(&g);
+    let call = warden::ToolCall::new("read_file", json!({"path": "a.txt"}));
+    let judged = g
+        .gate
+        .evaluate_at_once(LOCAL_PRINCIPAL, &call, Caller::Agent)
+        .expect("nothing to ask the store");
+    assert_eq!(judged.unwrap().0.verdict, warden::Verdict::Allow);
+}
+
+sqlite_only! {
+    #[test]
+    fn a_call_on_a_free_thread_of_a_sqlite_store_may_be_judged_at_once() {
+        let g = gate(BASH_NEEDS_APPROVAL);
+        pause_git_push(&g);
+        let mut call = warden::ToolCall::new("read_file", json!({"path": "a.txt"}));
+        call.context.thread_id = Some("t2".into());
+        let judged = g
+            .gate
+            .evaluate_at_once(LOCAL_PRINCIPAL, &call, Caller::Agent)
+            .expect("the store answers at once that t2 is free");
+        assert_eq!(judged.unwrap().0.verdict, warden::Verdict::Allow);
+        // The same thread of another principal is free too.
+        call.context.thread_id = Some("t1".into());
+        assert!(
+            g.gate
+                .evaluate_at_once("someone-else", &call, Caller::Agent)
+                .is_some()
+        );
+    }
+}
+
+#[test]
 fn a_lone_call_on_a_thread_waiting_for_a_human_is_denied_naming_the_pause() {
     let g = gate(BASH_NEEDS_APPROVAL);
     let outcome = pause_git_push(&g);

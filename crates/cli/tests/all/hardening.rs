@@ -500,23 +500,45 @@ async fn post_evaluate(client: &reqwest::Client, url: &str, body: &Value) -> (u1
     (status, response.json().await.unwrap())
 }
 
-#[tokio::test]
-async fn healthz_stays_fast_while_every_provider_runs_to_its_timeout() {
-    let daemon = stuck_daemon(2000, "");
-    let clients: Vec<_> = (0..8)
+/// `clients` connections, each evaluating `ls` back to back for `lasting`:
+/// every answer, by client.
+fn evaluating(
+    daemon: &Daemon,
+    clients: usize,
+    lasting: Duration,
+) -> Vec<tokio::task::JoinHandle<Vec<(u16, Value)>>> {
+    (0..clients)
         .map(|_| {
             let client = reqwest::Client::new();
             let url = format!("{}/v1/evaluate", daemon.url);
             tokio::spawn(async move {
                 let mut answers = Vec::new();
-                let until = Instant::now() + Duration::from_secs(5);
+                let until = Instant::now() + lasting;
                 while Instant::now() < until {
                     answers.push(post_evaluate(&client, &url, &bash("ls")).await);
                 }
                 answers
             })
         })
-        .collect();
+        .collect()
+}
+
+/// Every answer the clients had was a deny for a provider stuck past its
+/// time limit.
+async fn all_denied_as_stuck(clients: Vec<tokio::task::JoinHandle<Vec<(u16, Value)>>>) {
+    for client in clients {
+        for (status, decision) in client.await.unwrap() {
+            assert_eq!(status, 200, "{decision}");
+            assert_eq!(decision["verdict"], "deny", "{decision}");
+            assert_eq!(decision["reasons"][0]["code"], "oap.evaluator_error");
+        }
+    }
+}
+
+#[tokio::test]
+async fn healthz_stays_fast_while_every_provider_runs_to_its_timeout() {
+    let daemon = stuck_daemon(2000, "");
+    let clients = evaluating(&daemon, 8, Duration::from_secs(5));
     tokio::time::sleep(Duration::from_millis(300)).await;
     let slowest = slowest_healthz(&daemon, Instant::now() + Duration::from_secs(4)).await;
     println!("stuck providers: slowest /healthz {slowest:?}");
@@ -525,13 +547,7 @@ async fn healthz_stays_fast_while_every_provider_runs_to_its_timeout() {
         daemon.metrics().await;
         started.elapsed()
     };
-    for client in clients {
-        for (status, decision) in client.await.unwrap() {
-            assert_eq!(status, 200, "{decision}");
-            assert_eq!(decision["verdict"], "deny", "{decision}");
-            assert_eq!(decision["reasons"][0]["code"], "oap.evaluator_error");
-        }
-    }
+    all_denied_as_stuck(clients).await;
     assert!(
         slowest < Duration::from_millis(500),
         "/healthz took {slowest:?} while providers were stuck"
@@ -539,6 +555,86 @@ async fn healthz_stays_fast_while_every_provider_runs_to_its_timeout() {
     assert!(
         metrics_took < Duration::from_millis(500),
         "{metrics_took:?}"
+    );
+}
+
+/// Providers bounded well within `server.limits.inline_budget_ms` (25 ms by
+/// default): worst case 3 + 4 + 4 ms.
+const WITHIN_BUDGET: &str = "timeout_ms: 3, configure_timeout_ms: 3";
+
+/// How many calls the daemon judged on an async thread, from `/metrics`.
+async fn judged_at_once(daemon: &Daemon) -> u64 {
+    let metrics = daemon.metrics().await;
+    metrics
+        .lines()
+        .find_map(|line| line.strip_prefix("warden_judged_at_once_total "))
+        .expect("the counter is exported")
+        .parse()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn healthz_stays_fast_while_providers_within_the_inline_budget_run_to_their_timeout() {
+    let daemon = Daemon::start(&format!(
+        "guardrails:\n  providers:\n    - name: stuck\n      wasm: {}\n      config: {{behaviour: infinite_loop}}\n      limits: {{{WITHIN_BUDGET}, fuel: 1125899906842624, pool_size: 8}}\n{}",
+        crate::common::guest("hostile").display(),
+        server_block(false)
+    ));
+    let clients = evaluating(&daemon, 8, Duration::from_secs(4));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let slowest = slowest_healthz(&daemon, Instant::now() + Duration::from_secs(3)).await;
+    println!("stuck providers within the budget: slowest /healthz {slowest:?}");
+    all_denied_as_stuck(clients).await;
+    assert!(
+        judged_at_once(&daemon).await > 0,
+        "no call was judged on an async thread"
+    );
+    assert!(
+        slowest < Duration::from_millis(500),
+        "/healthz took {slowest:?} while providers were stuck"
+    );
+}
+
+#[tokio::test]
+async fn a_call_on_a_thread_waiting_for_a_human_is_denied_though_calls_are_judged_at_once() {
+    let daemon = Daemon::start(&format!(
+        "hitl_approval:\n  tools: [\"Bash(git push*)\"]\n{}",
+        config("").replace(
+            "denied_tools: [\"rm\"]}\n",
+            &format!("denied_tools: [\"rm\"]}}\n      limits: {{{WITHIN_BUDGET}}}\n"),
+        )
+    ));
+    let mut call = bash("ls");
+    call["context"] = json!({"thread_id": "t-1"});
+    let (status, decision) = daemon.evaluate(AGENT, &call).await;
+    assert_eq!(
+        (status, &decision["verdict"]),
+        (200, &json!("allow")),
+        "{decision}"
+    );
+    assert_eq!(
+        judged_at_once(&daemon).await,
+        1,
+        "a free thread is judged at once"
+    );
+
+    let (status, paused) = daemon
+        .post(
+            "/v1/threads/t-1/runs/r-1/tool-calls",
+            Some(AGENT),
+            &json!({"message": {"tool_calls": [{"id": "c", "name": "bash", "args": {"command": "git push"}}]}}),
+        )
+        .await;
+    assert_eq!(status, 200, "{paused}");
+    assert_eq!(paused["calls"][0]["status"], "pending", "{paused}");
+    let (status, decision) = daemon.evaluate(AGENT, &call).await;
+    assert_eq!(status, 200, "{decision}");
+    assert_eq!(decision["verdict"], "deny", "{decision}");
+    assert_eq!(decision["reasons"][0]["code"], "warden.approval_pending");
+    assert_eq!(
+        judged_at_once(&daemon).await,
+        1,
+        "a paused thread takes the long way"
     );
 }
 

@@ -62,9 +62,15 @@ pub(super) async fn evaluate(
     };
     let caller = super::extract::caller_of(&who);
     let judged = {
+        let at_once = |daemon: &DaemonState| {
+            let (judged, window) = timed(|| daemon.gate.evaluate_at_once(&who.name, &call, caller));
+            judged.map(|judged| (judged.map_err(request_error), window))
+        };
         let (call, principal) = (call.clone(), who.name.clone());
         daemon
-            .offload(move |daemon| timed(|| judge_call(daemon, &principal, &call, caller)))
+            .judge(at_once, move |daemon| {
+                timed(|| judge_call(daemon, &principal, &call, caller))
+            })
             .await
     };
     let (evaluation, shadow) = match judged {
