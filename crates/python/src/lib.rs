@@ -721,7 +721,7 @@ impl Core {
     /// with its inline budget to judge on an event loop. A reload changes it.
     #[getter]
     fn worst_case_ms(&self) -> f64 {
-        self.warden.snapshot().worst_case().as_secs_f64() * 1e3
+        self.warden.worst_case().as_secs_f64() * 1e3
     }
 
     /// The caller's role: `internal` or `agent`.

@@ -498,7 +498,7 @@ impl DaemonState {
         let budget = self.limits().inline_budget();
         if pooled
             && !budget.is_zero()
-            && self.warden.snapshot().worst_case() <= budget
+            && self.warden.worst_case() <= budget
             // The principal's share of the queue is not taken: with the pool
             // idle, no principal holds any of it.
             && let Some(judged) = self.workers.at_once(|| at_once(self))

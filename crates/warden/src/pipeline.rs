@@ -490,6 +490,13 @@ impl Warden {
     pub fn snapshot(&self) -> Arc<Snapshot> {
         self.registry.current()
     }
+
+    /// The longest one judgement can take under the live configuration
+    /// ([`Snapshot::worst_case`]), read without holding the snapshot, so
+    /// that a caller asking on every call shares no count with other threads.
+    pub fn worst_case(&self) -> std::time::Duration {
+        self.registry.pinned().worst_case()
+    }
 }
 
 /// What a swap from `previous` to `next` reports.
