@@ -558,9 +558,12 @@ async fn healthz_stays_fast_while_every_provider_runs_to_its_timeout() {
     );
 }
 
-/// Providers bounded well within `server.limits.inline_budget_ms` (25 ms by
-/// default): worst case 3 + 4 + 4 ms.
-const WITHIN_BUDGET: &str = "timeout_ms: 3, configure_timeout_ms: 3";
+/// Provider limits whose worst case (5 + 101 + 6 ms) is within the budget of
+/// [`BUDGET`], with room for a loaded machine to configure an instance.
+const WITHIN_BUDGET: &str = "timeout_ms: 5, configure_timeout_ms: 100";
+
+/// The daemon's `server.limits` for [`WITHIN_BUDGET`].
+const BUDGET: &str = "  limits: {inline_budget_ms: 200}\n";
 
 /// How many calls the daemon judged on an async thread, from `/metrics`.
 async fn judged_at_once(daemon: &Daemon) -> u64 {
@@ -578,7 +581,7 @@ async fn healthz_stays_fast_while_providers_within_the_inline_budget_run_to_thei
     let daemon = Daemon::start(&format!(
         "guardrails:\n  providers:\n    - name: stuck\n      wasm: {}\n      config: {{behaviour: infinite_loop}}\n      limits: {{{WITHIN_BUDGET}, fuel: 1125899906842624, pool_size: 8}}\n{}",
         crate::common::guest("hostile").display(),
-        server_block(false)
+        server_block(false) + BUDGET
     ));
     let clients = evaluating(&daemon, 8, Duration::from_secs(4));
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -599,7 +602,7 @@ async fn healthz_stays_fast_while_providers_within_the_inline_budget_run_to_thei
 async fn a_call_on_a_thread_waiting_for_a_human_is_denied_though_calls_are_judged_at_once() {
     let daemon = Daemon::start(&format!(
         "hitl_approval:\n  tools: [\"Bash(git push*)\"]\n{}",
-        config("").replace(
+        config(BUDGET).replace(
             "denied_tools: [\"rm\"]}\n",
             &format!("denied_tools: [\"rm\"]}}\n      limits: {{{WITHIN_BUDGET}}}\n"),
         )
