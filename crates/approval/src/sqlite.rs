@@ -381,19 +381,19 @@ fn append_event(tx: &rusqlite::Transaction<'_>, event: &ApprovalEvent) -> Result
     Ok(())
 }
 
+/// Whether the principal's thread has a pending approval, on `connection`
+/// (a transaction's, or the probe's on evaluate's path: kept prepared).
 fn pending_exists(
-    tx: &rusqlite::Transaction<'_>,
+    connection: &Connection,
     principal: &str,
     thread_id: &str,
 ) -> Result<bool, StoreError> {
-    tx.query_row(
-        "SELECT 1 FROM approvals WHERE principal = ?1 AND thread_id = ?2 AND status = 'pending'",
-        [principal, thread_id],
-        |_| Ok(()),
-    )
-    .optional()
-    .map(|found| found.is_some())
-    .map_err(db)
+    connection
+        .prepare_cached(
+            "SELECT 1 FROM approvals WHERE principal = ?1 AND thread_id = ?2 AND status = 'pending'",
+        )
+        .and_then(|mut statement| statement.exists([principal, thread_id]))
+        .map_err(db)
 }
 
 impl ApprovalStore for SqliteApprovalStore {
@@ -402,12 +402,7 @@ impl ApprovalStore for SqliteApprovalStore {
         let Ok(probe) = self.probe.try_lock() else {
             return false;
         };
-        probe
-            .prepare_cached(
-                "SELECT 1 FROM approvals WHERE principal = ?1 AND thread_id = ?2 AND status = 'pending' LIMIT 1",
-            )
-            .and_then(|mut statement| statement.exists([principal, thread_id]))
-            .is_ok_and(|pending| !pending)
+        pending_exists(&probe, principal, thread_id).is_ok_and(|pending| !pending)
     }
 
     fn insert(
