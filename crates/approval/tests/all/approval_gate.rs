@@ -620,12 +620,18 @@ fn other_entry_points_can_check_that_a_thread_waits_for_a_human() {
     g.gate.check_thread(LOCAL_PRINCIPAL, "t2").unwrap();
 }
 
+/// A lone call to read a file, on `thread`.
+fn read_file_on(thread: Option<&str>) -> warden::ToolCall {
+    let mut call = warden::ToolCall::new("read_file", json!({"path": "a.txt"}));
+    call.context.thread_id = thread.map(str::to_string);
+    call
+}
+
 #[test]
 fn a_call_on_a_thread_waiting_for_a_human_is_never_judged_at_once() {
     let g = gate(BASH_NEEDS_APPROVAL);
     pause_git_push(&g);
-    let mut call = warden::ToolCall::new("read_file", json!({"path": "a.txt"}));
-    call.context.thread_id = Some("t1".into());
+    let call = read_file_on(Some("t1"));
     assert!(
         g.gate
             .evaluate_at_once(LOCAL_PRINCIPAL, &call, Caller::Agent)
@@ -638,7 +644,7 @@ fn a_call_on_a_thread_waiting_for_a_human_is_never_judged_at_once() {
 fn a_call_that_names_no_thread_may_be_judged_at_once() {
     let g = gate(BASH_NEEDS_APPROVAL);
     pause_git_push(&g);
-    let call = warden::ToolCall::new("read_file", json!({"path": "a.txt"}));
+    let call = read_file_on(None);
     let judged = g
         .gate
         .evaluate_at_once(LOCAL_PRINCIPAL, &call, Caller::Agent)
@@ -651,8 +657,7 @@ sqlite_only! {
     fn a_call_on_a_free_thread_of_a_sqlite_store_may_be_judged_at_once() {
         let g = gate(BASH_NEEDS_APPROVAL);
         pause_git_push(&g);
-        let mut call = warden::ToolCall::new("read_file", json!({"path": "a.txt"}));
-        call.context.thread_id = Some("t2".into());
+        let mut call = read_file_on(Some("t2"));
         let judged = g
             .gate
             .evaluate_at_once(LOCAL_PRINCIPAL, &call, Caller::Agent)
@@ -672,8 +677,7 @@ sqlite_only! {
 fn a_lone_call_on_a_thread_waiting_for_a_human_is_denied_naming_the_pause() {
     let g = gate(BASH_NEEDS_APPROVAL);
     let outcome = pause_git_push(&g);
-    let mut call = warden::ToolCall::new("read_file", json!({"path": "a.txt"}));
-    call.context.thread_id = Some("t1".into());
+    let mut call = read_file_on(Some("t1"));
     let e = g
         .gate
         .evaluate(LOCAL_PRINCIPAL, &call, Caller::Agent)

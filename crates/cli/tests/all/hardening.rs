@@ -535,6 +535,18 @@ async fn all_denied_as_stuck(clients: Vec<tokio::task::JoinHandle<Vec<(u16, Valu
     }
 }
 
+/// Asks, on `thread`'s `run`, to `git push`, which the test's
+/// `hitl_approval` makes wait for a human: the tool-calls route's answer.
+async fn pause_git_push(daemon: &Daemon, thread: &str, run: &str) -> (u16, Value) {
+    daemon
+        .post(
+            &format!("/v1/threads/{thread}/runs/{run}/tool-calls"),
+            Some(AGENT),
+            &json!({"message": {"tool_calls": [{"id": "c", "name": "bash", "args": {"command": "git push"}}]}}),
+        )
+        .await
+}
+
 #[tokio::test]
 async fn healthz_stays_fast_while_every_provider_runs_to_its_timeout() {
     let daemon = stuck_daemon(2000, "");
@@ -621,13 +633,7 @@ async fn a_call_on_a_thread_waiting_for_a_human_is_denied_though_calls_are_judge
         "a free thread is judged at once"
     );
 
-    let (status, paused) = daemon
-        .post(
-            "/v1/threads/t-1/runs/r-1/tool-calls",
-            Some(AGENT),
-            &json!({"message": {"tool_calls": [{"id": "c", "name": "bash", "args": {"command": "git push"}}]}}),
-        )
-        .await;
+    let (status, paused) = pause_git_push(&daemon, "t-1", "r-1").await;
     assert_eq!(status, 200, "{paused}");
     assert_eq!(paused["calls"][0]["status"], "pending", "{paused}");
     let (status, decision) = daemon.evaluate(AGENT, &call).await;
@@ -691,13 +697,7 @@ async fn healthz_and_evaluate_stay_fast_while_another_process_holds_the_store_lo
         config("")
     ));
     // A first pause creates the store's tables.
-    let (status, _) = daemon
-        .post(
-            "/v1/threads/t-0/runs/r-0/tool-calls",
-            Some(AGENT),
-            &json!({"message": {"tool_calls": [{"id": "c", "name": "bash", "args": {"command": "git push"}}]}}),
-        )
-        .await;
+    let (status, _) = pause_git_push(&daemon, "t-0", "r-0").await;
     assert_eq!(status, 200);
     // Another process (here, another connection) takes the write lock.
     let store = daemon.data_file("approvals.sqlite3");
@@ -814,13 +814,7 @@ async fn under_umask_022_the_data_directory_is_0700_and_every_file_in_it_0600() 
             ..Launch::default()
         },
     );
-    let (status, outcome) = daemon
-        .post(
-            "/v1/threads/t-1/runs/r-1/tool-calls",
-            Some(AGENT),
-            &json!({"message": {"tool_calls": [{"id": "c", "name": "bash", "args": {"command": "git push"}}]}}),
-        )
-        .await;
+    let (status, outcome) = pause_git_push(&daemon, "t-1", "r-1").await;
     assert_eq!(status, 200, "{outcome}");
     assert_eq!(outcome["run_state"], "waiting_for_input");
     daemon.evaluate(AGENT, &bash("ls")).await;
