@@ -429,14 +429,18 @@ fn intake(
         if size > MAX_REQUEST_BYTES / 2 && value.as_object().is_some_and(|m| !m.is_empty()) {
             sent_context = Some(value.clone());
         }
-        call.context =
-            serde_path_to_error::deserialize::<_, CallContext>(value).map_err(|err| {
+        // Without the path first (tracking it costs on every value), and
+        // again with it only for the refusal that names it.
+        call.context = match <CallContext as serde::Deserialize>::deserialize(&value) {
+            Ok(context) => context,
+            Err(_) => serde_path_to_error::deserialize::<_, CallContext>(value).map_err(|err| {
                 let path = err.path().to_string();
                 Failure::bad_request(RequestError::Field {
                     field: format!("context.{path}").trim_end_matches(".").to_string(),
                     message: err.into_inner().to_string(),
                 })
-            })?;
+            })?,
+        };
     }
     // The estimate is below the JSON text's length; measure exactly only when
     // it comes near the daemon's limit.

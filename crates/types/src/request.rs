@@ -254,14 +254,30 @@ impl ToolCall {
     /// Parses and validates a body whose text [`crate::strict_json::check`]
     /// already passed (the daemon checks it as it reads it).
     pub fn from_checked_json(body: &[u8]) -> Result<ToolCall, RequestError> {
-        let mut deserializer = serde_json::Deserializer::from_slice(body);
-        let call: ToolCall = serde_path_to_error::deserialize(&mut deserializer)
-            .map_err(|err| json_error(err.path().to_string(), err.into_inner()))?;
-        deserializer
-            .end()
-            .map_err(|err| json_error(".".into(), err))?;
+        // Tracking the path costs on every value read, and only a refusal
+        // names it: the body is read again with it only then (the same text
+        // fails the same way).
+        let call: ToolCall = match serde_json::from_slice(body) {
+            Ok(call) => call,
+            Err(_) => return Err(ToolCall::refusal_of(body)),
+        };
         call.validate()?;
         Ok(call)
+    }
+
+    /// Why `body` does not parse as a call, with the path of what was wrong.
+    fn refusal_of(body: &[u8]) -> RequestError {
+        let mut deserializer = serde_json::Deserializer::from_slice(body);
+        match serde_path_to_error::deserialize::<_, ToolCall>(&mut deserializer) {
+            Err(err) => json_error(err.path().to_string(), err.into_inner()),
+            Ok(_) => match deserializer.end() {
+                Err(err) => json_error(".".into(), err),
+                Ok(()) => RequestError::Field {
+                    field: "<body>".into(),
+                    message: "the body could not be read as a call".into(),
+                },
+            },
+        }
     }
 
     /// Checks what serde alone cannot. The model-controlled parts first, so
@@ -434,6 +450,18 @@ mod tests {
             text.contains("context") && text.contains("is_subagnet"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_value_of_the_wrong_type_is_refused_with_its_path() {
+        let err = parse(r#"{"tool_name":"bash","context":{"is_subagent":"yes"}}"#).unwrap_err();
+        match err {
+            RequestError::Field { field, message } => {
+                assert_eq!(field, "context.is_subagent");
+                assert!(message.contains("expected a boolean"), "{message}");
+            }
+            other => panic!("not a field error: {other:?}"),
+        }
     }
 
     #[test]

@@ -181,7 +181,7 @@ impl<'de> Visitor<'de> for Scan<'_, '_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let depth = self.nested()?;
-        let mut seen: HashSet<Cow<'de, str>> = HashSet::new();
+        let mut seen = Seen::default();
         while let Some(key) = map.next_key_seed(Key)? {
             let value = Scan {
                 depth,
@@ -190,15 +190,55 @@ impl<'de> Visitor<'de> for Scan<'_, '_> {
                 found: self.found,
             };
             map.next_value_seed(value)?;
-            if seen.contains(&key) {
+            if let Some(key) = seen.repeated(key) {
                 return Err(self.stop(JsonProblem::DuplicateKey {
                     path: self.path.to_string(),
                     key: key.into_owned(),
                 }));
             }
-            seen.insert(key);
         }
         Ok(())
+    }
+}
+
+/// Up to this many keys an object's are compared one by one: cheaper than
+/// hashing each for the few keys a call's objects have (every request body
+/// is checked).
+const LISTED_KEYS: usize = 16;
+
+/// The keys an object has named so far.
+enum Seen<'de> {
+    Listed(Vec<Cow<'de, str>>),
+    Hashed(HashSet<Cow<'de, str>>),
+}
+
+impl Default for Seen<'_> {
+    fn default() -> Self {
+        Seen::Listed(Vec::new())
+    }
+}
+
+impl<'de> Seen<'de> {
+    /// Adds `key`; gives it back if the object named it before.
+    fn repeated(&mut self, key: Cow<'de, str>) -> Option<Cow<'de, str>> {
+        match self {
+            Seen::Listed(keys) if keys.contains(&key) => Some(key),
+            Seen::Listed(keys) if keys.len() < LISTED_KEYS => {
+                keys.push(key);
+                None
+            }
+            Seen::Listed(keys) => {
+                let mut hashed: HashSet<_> = keys.drain(..).collect();
+                hashed.insert(key);
+                *self = Seen::Hashed(hashed);
+                None
+            }
+            Seen::Hashed(keys) if keys.contains(&key) => Some(key),
+            Seen::Hashed(keys) => {
+                keys.insert(key);
+                None
+            }
+        }
     }
 }
 
@@ -339,6 +379,24 @@ mod tests {
                 key: "cmd".into()
             })
         );
+    }
+
+    #[test]
+    fn a_key_named_twice_in_a_large_object_is_found() {
+        // Past the keys compared one by one: the first key again, and the last.
+        let keys: Vec<String> = (0..40).map(|i| format!("\"k{i}\": {i}")).collect();
+        for again in ["k0", "k39"] {
+            let text = format!("{{{}, \"{again}\": 1}}", keys.join(", "));
+            assert_eq!(
+                problem(&text),
+                Some(JsonProblem::DuplicateKey {
+                    path: "the top level".into(),
+                    key: again.into()
+                }),
+                "{again}"
+            );
+        }
+        assert_eq!(problem(&format!("{{{}}}", keys.join(", "))), None);
     }
 
     #[test]

@@ -22,11 +22,18 @@ command), both allowed. Providers:
 - ``warden, off the loop``: the same with ``inline_budget_ms: 0``: the async
   path hops to a worker thread (``asyncio.to_thread``), as every async call
   did before.
+- ``warden core, no adapter`` (a bound, not a provider to use): the same
+  ``warden.Warden`` called straight from a provider that passes the tool's
+  name, arguments and timestamp and answers a bare allow or deny: what
+  ``WardenProvider`` would cost if the adapter's own Python (the run's context,
+  the request's fields, DeerFlow's decision with Warden's reasons and
+  metadata, pauses) took no time.
 
-Two passes, sync then async in each: the floor and ``allowlist`` interleaved
+Three passes, sync then async in each: the floor and ``allowlist`` interleaved
 with ``warden``, then with ``warden, off the loop`` (whose worker threads would
-otherwise still hold the GIL when an on-the-loop call starts); the table shows
-``none`` and ``allowlist`` from the first pass, each ratio is within its pass.
+otherwise still hold the GIL when an on-the-loop call starts), then with
+``warden core, no adapter``; the table shows ``none`` and ``allowlist`` from the
+first pass, each ratio is within its pass.
 
 A call a provider denies (with ``timeout_ms: 1``, a call the machine's load
 holds past its deadline fails closed: ``oap.evaluator_error``) is counted and
@@ -71,9 +78,11 @@ def main() -> None:
 
     from deerflow.guardrails.builtin import AllowlistProvider
     from deerflow.guardrails.middleware import GuardrailMiddleware
+    from deerflow.guardrails.provider import GuardrailDecision
     from langchain_core.messages import ToolMessage
     from langgraph.prebuilt.tool_node import ToolCallRequest
 
+    from warden import Warden
     from warden.deerflow import WardenProvider
 
     logging.getLogger("deerflow").setLevel(logging.ERROR)  # a deny is counted, not logged
@@ -88,6 +97,21 @@ def main() -> None:
             config=str(config), data_dir=str(directory / "data-off"), inline_budget_ms=0
         ),
     }
+    core = Warden.from_config(config, data_dir=directory / "data-core")
+    core_allow, core_deny = GuardrailDecision(allow=True), GuardrailDecision(allow=False)
+
+    class CoreAlone:
+        name = "warden core, no adapter"
+
+        def evaluate(self, request: Any) -> Any:
+            context = {"timestamp": request.timestamp} if request.timestamp else None
+            evaluation = core.evaluate(request.tool_name, request.tool_input, context=context)
+            return core_allow if evaluation.allow else core_deny
+
+        async def aevaluate(self, request: Any) -> Any:
+            return self.evaluate(request)
+
+    providers["warden core, no adapter"] = CoreAlone()
     assert providers["warden"].client.judges_inline()
     assert not providers["warden, off the loop"].client.judges_inline()
     middlewares = {name: GuardrailMiddleware(p) for name, p in providers.items() if p is not None}
@@ -156,10 +180,10 @@ def main() -> None:
                     denied[(*key, "async")] = denied.get((*key, "async"), 0) + 1
         return times
 
-    # Two passes, each interleaving the floor, DeerFlow's provider and one of
-    # Warden's: the worker threads of the off-the-loop pass would otherwise
+    # A pass for each of Warden's, interleaving it with the floor and
+    # DeerFlow's provider: the worker threads of the off-the-loop pass would otherwise
     # still hold the GIL when the next call starts on the loop.
-    wardens = ("warden", "warden, off the loop")
+    wardens = ("warden", "warden, off the loop", "warden core, no adapter")
     results: Dict[Tuple[str, str, str, str], Tuple[float, float, float]] = {}  # p50, p99, share
     for warden in wardens:
         names = ("none", "allowlist", warden)

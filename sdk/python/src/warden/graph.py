@@ -37,11 +37,28 @@ class Run:
     auth_user: Optional[str] = None
 
 
+#: LangGraph's ``get_config``, looked up on first use (``False``: LangGraph
+#: is not installed). Every guarded call asks for it, so the import statement
+#: is not run again each time.
+_get_config: Any = None
+
+
+def _config_reader() -> Any:
+    global _get_config
+    if _get_config is None:
+        try:
+            from langgraph.config import get_config
+        except ImportError:
+            _get_config = False
+        else:
+            _get_config = get_config
+    return _get_config
+
+
 def current_run() -> Optional[Run]:
     """The run of the current graph task, or ``None`` outside a graph."""
-    try:
-        from langgraph.config import get_config
-    except ImportError:
+    get_config = _config_reader()
+    if not get_config:
         return None
     try:
         config = get_config()
@@ -79,9 +96,8 @@ def resuming() -> bool:
     """Whether the current graph task holds a human's answer (it runs again on
     resume, and its ``interrupt()`` will return that answer): from then on no
     failure may turn the call into a run. ``False`` outside a graph."""
-    try:
-        from langgraph.config import get_config
-    except ImportError:
+    get_config = _config_reader()
+    if not get_config:
         return False
     try:
         conf = get_config().get("configurable") or {}
@@ -175,6 +191,10 @@ def run_context(
     is asked only when there are any); a run that cannot pause, or is unattended
     by its own account and could not say so, is told to Warden as one that
     cannot resume (any caller may say that: it only makes asks denies)."""
+    if run is None and interaction_mode is None and run_origin is None:
+        # Outside a graph with no fixed settings: no mode keys, and no pause
+        # (what the lines below work out, without the work).
+        return {"can_resume": False}, False
     keys = mode_keys(run.context if run else {}, interaction_mode, run_origin)
     by_its_account = unattended(keys)
     forwarded = bool(keys) and is_internal()
