@@ -114,8 +114,14 @@ pub fn evaluate_head(token: &str, length: usize) -> String {
 /// A daemon whose one provider (the hostile fixture) loops until its
 /// `timeout_ms`; `limits` is appended to the `server:` block.
 pub fn stuck_daemon(timeout_ms: u64, limits: &str) -> Daemon {
+    stuck_daemon_within(&format!("timeout_ms: {timeout_ms}"), limits)
+}
+
+/// As [`stuck_daemon`], the provider's time limits given as `time_limits`
+/// (`timeout_ms: 5, configure_timeout_ms: 100`).
+pub fn stuck_daemon_within(time_limits: &str, limits: &str) -> Daemon {
     Daemon::start(&format!(
-        "guardrails:\n  providers:\n    - name: stuck\n      wasm: {}\n      config: {{behaviour: infinite_loop}}\n      limits: {{timeout_ms: {timeout_ms}, fuel: 1125899906842624, pool_size: 8}}\n{}{limits}",
+        "guardrails:\n  providers:\n    - name: stuck\n      wasm: {}\n      config: {{behaviour: infinite_loop}}\n      limits: {{{time_limits}, fuel: 1125899906842624, pool_size: 8}}\n{}{limits}",
         crate::common::guest("hostile").display(),
         server_block(false)
     ))

@@ -590,11 +590,7 @@ async fn judged_at_once(daemon: &Daemon) -> u64 {
 
 #[tokio::test]
 async fn healthz_stays_fast_while_providers_within_the_inline_budget_run_to_their_timeout() {
-    let daemon = Daemon::start(&format!(
-        "guardrails:\n  providers:\n    - name: stuck\n      wasm: {}\n      config: {{behaviour: infinite_loop}}\n      limits: {{{WITHIN_BUDGET}, fuel: 1125899906842624, pool_size: 8}}\n{}",
-        crate::common::guest("hostile").display(),
-        server_block(false) + BUDGET
-    ));
+    let daemon = stuck_daemon_within(WITHIN_BUDGET, BUDGET);
     let clients = evaluating(&daemon, 8, Duration::from_secs(4));
     tokio::time::sleep(Duration::from_millis(300)).await;
     let slowest = slowest_healthz(&daemon, Instant::now() + Duration::from_secs(3)).await;

@@ -91,6 +91,7 @@ from .client import (
     DEFAULT_TOKEN_ENV,
     Evaluation,
     WardenUnavailable,
+    tool_call,
 )
 
 # The reason code of a call the adapter denies because the graph holds no
@@ -140,9 +141,7 @@ def to_tool_call(request: Any, context: Optional[Mapping[str, Any]] = None) -> D
     """A Warden request body from a DeerFlow ``GuardrailRequest`` (or any object
     with the same attributes); ``context`` adds to (never replaces) what the
     request carries."""
-    # The body is made here rather than through `tool_call` (the same shape):
-    # this runs on every guarded call.
-    ctx: Dict[str, Any] = {k: v for k, v in context.items() if v is not None} if context else {}
+    ctx: Dict[str, Any] = dict(context or {})
     for name in _CONTEXT_FIELDS:
         value = getattr(request, name, None)
         if value not in (None, ""):
@@ -152,15 +151,12 @@ def to_tool_call(request: Any, context: Optional[Mapping[str, Any]] = None) -> D
     if timestamp:
         ctx["timestamp"] = timestamp
     tool_input = getattr(request, "tool_input", None)
-    call: Dict[str, Any] = {
-        "tool_name": str(getattr(request, "tool_name", "")),
-        "tool_input": tool_input if tool_input is not None else {},
-    }
-    tool_call_id = getattr(request, "tool_call_id", None)
-    if tool_call_id:
-        call["tool_call_id"] = tool_call_id
-    call["context"] = ctx  # never empty: it says is_subagent
-    return call
+    return tool_call(
+        str(getattr(request, "tool_name", "")),
+        tool_input if tool_input is not None else {},
+        tool_call_id=getattr(request, "tool_call_id", None) or None,
+        context=ctx,
+    )
 
 
 def to_decision(evaluation: Evaluation) -> GuardrailDecision:
