@@ -94,10 +94,11 @@ pub fn model_response(data: &[u8]) {
             .map(|c| (c.id.clone(), c.name.clone()))
             .collect()
     };
-    // serde also reads a struct from an array of its fields in order; the
-    // listing reads a message as the object every harness sends, and a body
-    // it does not list has no call answered by name (as before it existed).
-    if data.trim_ascii_start().first() == Some(&b'{') {
+    // serde also reads a struct from an array of its fields in order, at any
+    // level; the listing reads a body, its message and its calls as the
+    // objects every harness sends, and a body it does not list has no call
+    // answered by name (as before it existed).
+    if sent_as_objects(data) {
         let listed = listed.expect("a model response object that parses is listed");
         assert_eq!(calls(&listed), calls(&message));
     }
@@ -124,6 +125,21 @@ pub fn model_response(data: &[u8]) {
         let left = cleaned.surface_mismatches(&HashSet::new());
         assert!(left.is_empty(), "disagreeing after an edit: {left:?}");
     }
+}
+
+/// Whether a model response that parses was sent in the objects' form: the
+/// body, its message and each of its calls an object, not an array of fields.
+fn sent_as_objects(data: &[u8]) -> bool {
+    let Ok(serde_json::Value::Object(body)) = serde_json::from_slice(data) else {
+        return false;
+    };
+    let Some(serde_json::Value::Object(message)) = body.get("message") else {
+        return false;
+    };
+    message
+        .get("tool_calls")
+        .and_then(serde_json::Value::as_array)
+        .is_some_and(|calls| calls.iter().all(serde_json::Value::is_object))
 }
 
 /// The redactor, on whatever text a model wrote (a command, an id, a tool
